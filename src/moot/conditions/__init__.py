@@ -1,0 +1,26 @@
+"""Layered termination conditions: each is an AutoGen TerminationCondition, composable with | and &."""
+
+from autogen_agentchat.base import TerminationCondition
+
+from moot.conditions._base import MootCondition
+from moot.conditions._budget import TokenBudget, WallClock
+from moot.conditions._progress import NoProgress
+from moot.conditions._rounds import MaxRounds, NoImprovement, ScoreThreshold
+
+__all__ = [
+    "MaxRounds",
+    "MootCondition",
+    "NoImprovement",
+    "NoProgress",
+    "ScoreThreshold",
+    "TokenBudget",
+    "WallClock",
+    "default_stop",
+]
+
+DEFAULT_TOKEN_BUDGET = 40_000
+
+
+def default_stop() -> TerminationCondition:
+    """The reflection default: good enough, or stuck, or four rounds, or out of tokens."""
+    return ScoreThreshold(85) | NoImprovement(2) | MaxRounds(4) | TokenBudget(DEFAULT_TOKEN_BUDGET)

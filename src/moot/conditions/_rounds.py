@@ -1,0 +1,107 @@
+"""Round-count and score-based stops: MaxRounds, ScoreThreshold, NoImprovement."""
+
+from __future__ import annotations
+
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
+from autogen_core import Component
+from pydantic import BaseModel, Field
+from typing_extensions import Self
+
+from moot.conditions._base import MootCondition, completed_round
+
+
+class MaxRoundsConfig(BaseModel):
+    rounds: int = Field(gt=0)
+
+
+class MaxRounds(MootCondition, Component[MaxRoundsConfig]):
+    """Stop after ``rounds`` completed rounds (a round = draft + critique, or one debate round)."""
+
+    component_config_schema = MaxRoundsConfig
+    component_provider_override = "moot.conditions.MaxRounds"
+
+    def __init__(self, rounds: int) -> None:
+        super().__init__()
+        self.rounds = MaxRoundsConfig(rounds=rounds).rounds
+
+    def check(self, message: BaseAgentEvent | BaseChatMessage) -> str | None:
+        done = completed_round(message)
+        if done is not None and done.round >= self.rounds:
+            return f"max rounds: {done.round} of {self.rounds} rounds done"
+        return None
+
+    def _to_config(self) -> MaxRoundsConfig:
+        return MaxRoundsConfig(rounds=self.rounds)
+
+    @classmethod
+    def _from_config(cls, config: MaxRoundsConfig) -> Self:
+        return cls(config.rounds)
+
+
+class ScoreThresholdConfig(BaseModel):
+    threshold: float = Field(ge=0, le=100)
+
+
+class ScoreThreshold(MootCondition, Component[ScoreThresholdConfig]):
+    """Stop once a round's score reaches ``threshold`` (0-100)."""
+
+    component_config_schema = ScoreThresholdConfig
+    component_provider_override = "moot.conditions.ScoreThreshold"
+
+    def __init__(self, threshold: float) -> None:
+        super().__init__()
+        self.threshold = ScoreThresholdConfig(threshold=threshold).threshold
+
+    def check(self, message: BaseAgentEvent | BaseChatMessage) -> str | None:
+        done = completed_round(message)
+        if done is not None and done.score is not None and done.score >= self.threshold:
+            return f"quality threshold: score {done.score:g} >= {self.threshold:g} in round {done.round}"
+        return None
+
+    def _to_config(self) -> ScoreThresholdConfig:
+        return ScoreThresholdConfig(threshold=self.threshold)
+
+    @classmethod
+    def _from_config(cls, config: ScoreThresholdConfig) -> Self:
+        return cls(config.threshold)
+
+
+class NoImprovementConfig(BaseModel):
+    patience: int = Field(gt=0)
+    min_delta: float = Field(default=0.0, ge=0)
+
+
+class NoImprovement(MootCondition, Component[NoImprovementConfig]):
+    """Stop when the best score has not risen by more than ``min_delta`` for ``patience`` scored rounds."""
+
+    component_config_schema = NoImprovementConfig
+    component_provider_override = "moot.conditions.NoImprovement"
+
+    def __init__(self, patience: int, min_delta: float = 0.0) -> None:
+        super().__init__()
+        config = NoImprovementConfig(patience=patience, min_delta=min_delta)
+        self.patience, self.min_delta = config.patience, config.min_delta
+        self.clear()
+
+    def clear(self) -> None:
+        self._best: float | None = None
+        self._stale = 0
+
+    def check(self, message: BaseAgentEvent | BaseChatMessage) -> str | None:
+        done = completed_round(message)
+        if done is None or done.score is None:
+            return None
+        if self._best is None or done.score > self._best + self.min_delta:
+            self._best, self._stale = done.score, 0
+            return None
+        self._stale += 1
+        if self._stale >= self.patience:
+            return f"no improvement: best score {self._best:g} not beaten for {self._stale} rounds"
+        return None
+
+    def _to_config(self) -> NoImprovementConfig:
+        return NoImprovementConfig(patience=self.patience, min_delta=self.min_delta)
+
+    @classmethod
+    def _from_config(cls, config: NoImprovementConfig) -> Self:
+        return cls(config.patience, config.min_delta)

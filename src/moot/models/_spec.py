@@ -1,0 +1,166 @@
+"""ModelSpec: which model a role talks to, as one frozen, serialisable value.
+
+A spec is a *layer*: every field may be None, meaning "inherit". A debate keeps
+one base spec and a small override per role (``base.resolve(override)``), so a
+role's temperature or endpoint can differ without copying dicts around.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import parse_qsl, urlencode
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.errors import ConfigError
+
+if TYPE_CHECKING:
+    from autogen_core.models import ChatCompletionClient
+
+__all__ = ["PROVIDERS", "SPEC_FORM", "ModelSpec"]
+
+Provider = Literal["local", "openai", "scripted"]
+PROVIDERS: tuple[str, ...] = ("local", "openai", "scripted")
+SPEC_FORM = "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&base_url=URL&api_key_env=VAR]"
+_QUERY_KEYS = ("seed", "max_tokens", "base_url", "api_key_env", "temperature")
+# Fields that only make sense together with the provider that set them.
+_ENDPOINT_FIELDS = ("model", "base_url", "api_key_env")
+
+
+class ModelSpec(BaseModel):
+    """One model configuration: provider, model, sampling and endpoint.
+
+    String form (see :data:`SPEC_FORM`)::
+
+        local                     the embedded offline model
+        local@0.7                 ... at temperature 0.7
+        openai:gpt-4o-mini        OpenAI, key from $OPENAI_API_KEY
+        openai:Qwen/Qwen2.5-7B-Instruct@0.2?base_url=http://127.0.0.1:8000/v1
+                                  any OpenAI-compatible server (vLLM, Ollama, llama.cpp)
+        @0.9                      an override that only changes the temperature
+        scripted:NAME             a scripted test model registered in moot.testing
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: Provider | None = None
+    """Where the model runs; None inherits (and means ``local`` at the bottom layer)."""
+    model: str | None = None
+    """Model name at the provider (``local`` has a built-in default)."""
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    """Cap on completion tokens; a cap always applies (see ``effective_max_tokens``)."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``."""
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """*Name* of the environment variable holding the API key; the key itself is never stored."""
+
+    # ----------------------------------------------------------------- layering
+    def resolve(self, override: ModelSpec | None) -> ModelSpec:
+        """Overlay the override's non-None fields on this spec.
+
+        When the override switches provider, the endpoint fields (model,
+        base_url, api_key_env) come from the override alone: a local model must
+        not inherit an OpenAI model name.
+        """
+        if override is None:
+            return self
+        base = self.model_dump(exclude_none=True)
+        if override.provider is not None and override.provider != self.provider:
+            for key in _ENDPOINT_FIELDS:
+                base.pop(key, None)
+        base.update(override.model_dump(exclude_none=True))
+        return ModelSpec(**base)
+
+    @property
+    def effective_provider(self) -> str:
+        return self.provider or "local"
+
+    @property
+    def effective_max_tokens(self) -> int:
+        """The completion cap sent with every call: an uncapped local call runs to the context end."""
+        return self.max_tokens or 1024
+
+    # ------------------------------------------------------------ string form
+    @classmethod
+    def parse(cls, text: str) -> ModelSpec:
+        """Parse the compact string form; raise ConfigError naming what is valid."""
+        try:
+            return cls(**_parse_fields(text))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"bad model spec {text!r}: {where}: {first['msg']}; form: {SPEC_FORM}") from None
+
+    def __str__(self) -> str:
+        head = self.provider or ""
+        if self.model is not None:
+            head += f":{self.model}"
+        if self.temperature is not None:
+            head += f"@{self.temperature:g}"
+        query = {k: getattr(self, k) for k in _QUERY_KEYS if k != "temperature" and getattr(self, k) is not None}
+        return head + (f"?{urlencode(query, safe=':/')}" if query else "")
+
+    # ----------------------------------------------------------------- clients
+    def client(self, agent: str | None = None) -> ChatCompletionClient:
+        """Build the AutoGen ChatCompletionClient for this spec.
+
+        ``agent`` selects the agent's script for scripted models and is
+        ignored by real providers.
+        """
+        from moot.models._clients import build_client
+
+        return build_client(self, agent)
+
+
+def _parse_fields(text: str) -> dict[str, object]:
+    """Split ``PROVIDER[:MODEL][@TEMP][?k=v&...]`` into ModelSpec fields."""
+    raw = text.strip()
+    if not raw:
+        raise ConfigError(f"empty model spec; form: {SPEC_FORM}, e.g. local or local@0.7")
+    head, _, query = raw.partition("?")
+    fields: dict[str, object] = {}
+    if "@" in head:
+        head, _, temp = head.rpartition("@")
+        fields["temperature"] = _number(text, "temperature", temp)
+    provider, sep, model = head.partition(":")
+    if provider:
+        if provider not in PROVIDERS:
+            raise ConfigError(
+                f"bad model spec {text!r}: unknown provider {provider!r}; valid providers: {', '.join(PROVIDERS)}"
+            )
+        fields["provider"] = provider
+    if sep:
+        if not model:
+            raise ConfigError(f"bad model spec {text!r}: empty model name after ':'; form: {SPEC_FORM}")
+        fields["model"] = model
+    fields.update(_parse_query(text, query))
+    return fields
+
+
+def _parse_query(text: str, query: str) -> dict[str, object]:
+    fields: dict[str, object] = {}
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise ConfigError(f"bad model spec {text!r}: query must be key=value pairs joined by '&'") from None
+    for key, value in pairs:
+        if key not in _QUERY_KEYS:
+            raise ConfigError(
+                f"bad model spec {text!r}: unknown option {key!r}; valid options: {', '.join(_QUERY_KEYS)}"
+            )
+        fields[key] = _number(text, key, value) if key in ("seed", "max_tokens", "temperature") else value
+    return fields
+
+
+def _number(text: str, key: str, value: str) -> float | int:
+    try:
+        number = float(value) if key == "temperature" else int(value)
+    except ValueError:
+        kind = "a number" if key == "temperature" else "an integer"
+        raise ConfigError(f"bad model spec {text!r}: {key} must be {kind}, got {value!r}") from None
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ConfigError(f"bad model spec {text!r}: {key} must be finite, got {value!r}")
+    return number

@@ -1,0 +1,179 @@
+"""RoleAgent: an AutoGen chat agent that plays one role on one model.
+
+It is stateless between turns on purpose: the team decides exactly what the
+agent sees (latest draft + latest critique, condensed positions), so context
+stays bounded however many rounds run. A structured answer that does not
+validate is fed back to the same model with the validation error, a bounded
+number of times, instead of crashing the run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any
+
+from autogen_agentchat.agents import BaseChatAgent
+from autogen_agentchat.base import Response
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StructuredMessage, TextMessage
+from autogen_core import CancellationToken, Component, ComponentModel
+from autogen_core.models import (
+    AssistantMessage,
+    ChatCompletionClient,
+    CreateResult,
+    LLMMessage,
+    RequestUsage,
+    SystemMessage,
+    UserMessage,
+)
+from pydantic import BaseModel, ValidationError
+from typing_extensions import Self
+
+from moot.errors import MalformedOutputError
+from moot.models import ModelSpec
+from moot.roles._prompts import schema_hint
+from moot.roles._role import Role, import_output_type
+
+__all__ = ["RoleAgent", "RoleAgentConfig"]
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+class RoleAgentConfig(BaseModel):
+    name: str
+    role: str
+    description: str
+    system_prompt: str
+    output_type: str | None = None
+    model: ModelSpec | None = None
+    """The spec the client is built from; stored instead of the client so no secret is serialised."""
+    model_client: ComponentModel | None = None
+    max_parse_retries: int = 2
+
+
+def extract_json(text: str) -> str:
+    """The JSON object inside a reply: fenced block, or the outermost braces, or the text as is."""
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1)
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else text
+
+
+def add_usage(a: RequestUsage, b: RequestUsage) -> RequestUsage:
+    return RequestUsage(
+        prompt_tokens=a.prompt_tokens + b.prompt_tokens, completion_tokens=a.completion_tokens + b.completion_tokens
+    )
+
+
+class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
+    """One role on one model. ``model`` is a ModelSpec (preferred) or a ready client."""
+
+    component_config_schema = RoleAgentConfig
+    component_provider_override = "moot.roles.RoleAgent"
+
+    def __init__(
+        self,
+        role: Role,
+        model: ModelSpec | ChatCompletionClient,
+        *,
+        name: str | None = None,
+        max_parse_retries: int = 2,
+    ) -> None:
+        super().__init__(name or role.name, role.description)
+        self.role = role
+        self.spec = model if isinstance(model, ModelSpec) else None
+        self.model_client = model.client(self.name) if isinstance(model, ModelSpec) else model
+        self.max_parse_retries = max_parse_retries
+
+    @property
+    def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
+        if self.role.output_type is None:
+            return (TextMessage,)
+        return (StructuredMessage[self.role.output_type],)  # type: ignore[name-defined]
+
+    def system_message(self) -> SystemMessage:
+        prompt = self.role.system_prompt
+        if self.role.output_type is not None:
+            prompt += "\n\n" + schema_hint(self.role.output_type)
+        return SystemMessage(content=prompt)
+
+    async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken) -> Response:
+        prompt: list[LLMMessage] = [self.system_message(), *(m.to_model_message() for m in messages)]
+        if self.role.output_type is None:
+            result = await self._call(prompt, None, cancellation_token)
+            return Response(
+                chat_message=TextMessage(content=str(result.content), source=self.name, models_usage=result.usage)
+            )
+        return await self._structured(prompt, self.role.output_type, cancellation_token)
+
+    async def _call(
+        self, prompt: list[LLMMessage], output: type[BaseModel] | None, token: CancellationToken
+    ) -> CreateResult:
+        json_output: bool | type[BaseModel] | None = None
+        if output is not None:
+            info = self.model_client.model_info
+            json_output = output if info.get("structured_output") else (True if info.get("json_output") else None)
+        return await self.model_client.create(prompt, json_output=json_output, cancellation_token=token)
+
+    async def _structured(
+        self, prompt: list[LLMMessage], output: type[BaseModel], token: CancellationToken
+    ) -> Response:
+        usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
+        error = ""
+        for attempt in range(self.max_parse_retries + 1):
+            result = await self._call(prompt, output, token)
+            usage = add_usage(usage, result.usage)
+            text = str(result.content)
+            try:
+                content = output.model_validate_json(extract_json(text))
+            except ValidationError as exc:
+                error = _one_line(exc)
+                prompt = [*prompt, AssistantMessage(content=text, source=self.name), _feedback(error)]
+                continue
+            message = StructuredMessage[output](  # type: ignore[valid-type]
+                content=content, source=self.name, models_usage=usage, metadata={"parse_failures": str(attempt)}
+            )
+            return Response(chat_message=message)
+        raise MalformedOutputError(self.name, self.max_parse_retries + 1, error)
+
+    async def on_messages_stream(
+        self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken
+    ) -> AsyncGenerator[BaseAgentEvent | BaseChatMessage | Response, None]:
+        yield await self.on_messages(messages, cancellation_token)
+
+    async def on_reset(self, cancellation_token: CancellationToken) -> None:
+        """Nothing to reset: the agent keeps no history between turns."""
+
+    def _to_config(self) -> RoleAgentConfig:
+        return RoleAgentConfig(
+            name=self.name,
+            role=self.role.name,
+            description=self.role.description,
+            system_prompt=self.role.system_prompt,
+            output_type=self.role.output_type_path,
+            model=self.spec,
+            model_client=None if self.spec else self.model_client.dump_component(),
+            max_parse_retries=self.max_parse_retries,
+        )
+
+    @classmethod
+    def _from_config(cls, config: RoleAgentConfig) -> Self:
+        output = import_output_type(config.output_type) if config.output_type else None
+        role = Role(config.role, config.description, config.system_prompt, output)
+        model: Any = config.model or ChatCompletionClient.load_component(config.model_client)  # type: ignore[arg-type]
+        return cls(role, model, name=config.name, max_parse_retries=config.max_parse_retries)
+
+
+def _one_line(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:4]:
+        where = ".".join(str(p) for p in err["loc"]) or "reply"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def _feedback(error: str) -> UserMessage:
+    text = f"Your reply was not valid: {error}. Reply again with one corrected JSON object only."
+    return UserMessage(content=text, source="moot")

@@ -1,0 +1,48 @@
+"""Prompt templates are package data, rendered with Jinja and StrictUndefined.
+
+StrictUndefined turns a misspelt variable into an error instead of an empty
+string silently sent to the model.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from pydantic import BaseModel
+
+__all__ = ["render", "schema_hint"]
+
+
+@cache
+def _environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("moot.roles", "prompts"),
+        undefined=StrictUndefined,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def render(template: str, **variables: Any) -> str:
+    """Render ``prompts/<template>.j2``."""
+    return _environment().get_template(f"{template}.j2").render(**variables).strip()
+
+
+def schema_hint(output_type: type[BaseModel]) -> str:
+    """A compact description of the JSON reply the model must give, field by field, in order."""
+    schema = output_type.model_json_schema()
+    lines = []
+    for name, prop in schema.get("properties", {}).items():
+        kind = prop.get("type") or "/".join(str(v) for v in prop.get("enum", [])) or "object"
+        if "enum" in prop:
+            kind = " | ".join(json.dumps(v) for v in prop["enum"])
+        elif "const" in prop:
+            kind = json.dumps(prop["const"])
+        desc = prop.get("description", "")
+        lines.append(f'  "{name}": {kind}{" - " + desc if desc else ""}')
+    return "Reply with one JSON object and nothing else, with these fields in this order:\n" + "\n".join(lines)

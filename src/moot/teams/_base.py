@@ -1,0 +1,179 @@
+"""MootTeam: the AutoGen ``Team`` contract shared by every moot topology.
+
+A topology only writes ``_turns()``: an async generator that performs one
+agent turn at a time and yields the messages it produced. This base owns
+everything around it: task intake, termination (conditions see each new
+message exactly once), streaming, the best-so-far result on any stop,
+malformed-output faults, state save/load, and the "one run at a time" guard.
+
+The turn loop is resumable because topologies keep their progress in a state
+object that advances only *after* a turn's message is recorded: a turn that
+crashed mid-flight is simply redone on the next run, never skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import abstractmethod
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any
+
+from autogen_agentchat.base import TaskResult, Team, TerminationCondition
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StopMessage, TextMessage
+from autogen_core import CancellationToken
+
+from moot.errors import MalformedOutputError
+
+Message = BaseAgentEvent | BaseChatMessage
+Task = str | BaseChatMessage | Sequence[BaseChatMessage] | None
+
+
+class MootTeam(Team):
+    """Base for moot teams; see the module docstring for the division of labour."""
+
+    def __init__(self, name: str, description: str, stop: TerminationCondition | None) -> None:
+        self._name = name
+        self._description = description
+        self._stop = stop
+        self._running = False
+        self._paused = asyncio.Event()
+        self._paused.set()
+        self.transcript: list[Message] = []
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    # ------------------------------------------------------------ topology API
+    @abstractmethod
+    def _start(self, task: str) -> None:
+        """Begin a new task: forget the previous one's progress."""
+
+    @abstractmethod
+    def _has_task(self) -> bool:
+        """Whether there is a task to continue when ``run()`` is called without one."""
+
+    @abstractmethod
+    def _turns(self, token: CancellationToken) -> AsyncGenerator[Message, None]:
+        """Run turns forever (or until the topology itself is done), yielding each message."""
+
+    @abstractmethod
+    def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> TaskResult:
+        """Build the final result (a TaskResult subclass) with best-so-far, scores and usage."""
+
+    # ------------------------------------------------------------- running
+    async def run(
+        self,
+        *,
+        task: Task = None,
+        cancellation_token: CancellationToken | None = None,
+        output_task_messages: bool = True,
+    ) -> TaskResult:
+        result: TaskResult | None = None
+        async for item in self.run_stream(
+            task=task, cancellation_token=cancellation_token, output_task_messages=output_task_messages
+        ):
+            if isinstance(item, TaskResult):
+                result = item
+        assert result is not None
+        return result
+
+    async def run_stream(
+        self,
+        *,
+        task: Task = None,
+        cancellation_token: CancellationToken | None = None,
+        output_task_messages: bool = True,
+    ) -> AsyncGenerator[Message | TaskResult, None]:
+        if self._running:
+            raise ValueError(f"team {self.name!r} is already running; it cannot run twice concurrently")
+        self._running = True
+        try:
+            async for item in self._run(task, cancellation_token or CancellationToken(), output_task_messages):
+                yield item
+        finally:
+            self._running = False
+
+    async def _run(
+        self, task: Task, token: CancellationToken, output_task_messages: bool
+    ) -> AsyncGenerator[Message | TaskResult, None]:
+        produced: list[Message] = []
+        task_messages = self._intake(task)
+        for message in task_messages:
+            self.transcript.append(message)
+            if output_task_messages:
+                produced.append(message)
+                yield message
+        stop_reason, partial = "the team finished its work", False
+        turns = self._turns(token)
+        try:
+            async for message in turns:
+                await self._paused.wait()
+                self.transcript.append(message)
+                produced.append(message)
+                yield message
+                stop = await self._check_stop([message])
+                if stop is not None:
+                    stop_reason = stop.content
+                    break
+        except MalformedOutputError as exc:
+            stop_reason, partial = f"error: {exc}", True
+        finally:
+            await turns.aclose()
+        if self._stop is not None:
+            await self._stop.reset()
+        yield self._result(produced, stop_reason, partial)
+
+    def _intake(self, task: Task) -> list[BaseChatMessage]:
+        if task is None:
+            if not self._has_task():
+                raise ValueError("no task given and no task to continue; pass task='...'")
+            return []
+        messages = [TextMessage(content=task, source="user")] if isinstance(task, str) else (
+            [task] if isinstance(task, BaseChatMessage) else list(task)
+        )
+        self.transcript = []
+        self._start("\n\n".join(m.to_model_text() for m in messages))
+        return messages
+
+    async def _check_stop(self, messages: Sequence[Message]) -> StopMessage | None:
+        if self._stop is None:
+            return None
+        return await self._stop(messages)
+
+    async def _replay_into_stop(self) -> None:
+        """Rebuild the conditions' state from the transcript after ``load_state``."""
+        if self._stop is not None:
+            await self._stop.reset()
+            if self.transcript:
+                await self._stop(self.transcript)
+
+    # ------------------------------------------------------ pause / resume / reset
+    async def pause(self) -> None:
+        """Hold the run before its next turn (the turn in flight finishes)."""
+        self._paused.clear()
+
+    async def resume(self) -> None:
+        self._paused.set()
+
+    async def reset(self) -> None:
+        if self._running:
+            raise ValueError(f"team {self.name!r} is running; it cannot be reset now")
+        self.transcript = []
+        if self._stop is not None:
+            await self._stop.reset()
+        self._forget()
+
+    @abstractmethod
+    def _forget(self) -> None:
+        """Drop all task progress (used by reset)."""
+
+    @abstractmethod
+    async def save_state(self) -> Mapping[str, Any]: ...
+
+    @abstractmethod
+    async def load_state(self, state: Mapping[str, Any]) -> None: ...

@@ -1,0 +1,230 @@
+"""Reflection: generate -> critique -> revise, until a termination condition fires.
+
+What the generator sees on a revision is the task, its latest draft and the
+latest critique, never the whole history, so prompts stay flat as rounds grow.
+The result carries the best-scoring draft so far, which is often not the last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any, Literal
+
+from autogen_agentchat.base import ChatAgent, TaskResult, TerminationCondition
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextMessage
+from autogen_core import CancellationToken, Component, ComponentModel
+from pydantic import BaseModel
+from typing_extensions import Self
+
+from moot.conditions import default_stop
+from moot.messages import DRAFT, RoundCompleted, message_factory
+from moot.roles import Critique
+from moot.roles._prompts import render
+from moot.teams._base import Message, MootTeam
+from moot.teams._records import Usage, add_usage, fingerprint, total_usage
+
+__all__ = ["Reflection", "ReflectionConfig", "ReflectionResult", "ReflectionRound"]
+
+
+class ReflectionRound(BaseModel):
+    """One draft and the critique(s) of it."""
+
+    round: int
+    draft: str
+    critiques: list[Critique] = []
+    usage: Usage = {}
+
+    @property
+    def score(self) -> float | None:
+        """The round's score: the lowest critic's, since every critic must be satisfied."""
+        return min((c.score for c in self.critiques), default=None)
+
+    @property
+    def issues(self) -> list[str]:
+        return [issue for c in self.critiques for issue in c.issues]
+
+
+class ReflectionResult(TaskResult):
+    """A TaskResult plus what a reviewer of the loop needs: best draft, scores, usage, stop reason."""
+
+    best: ReflectionRound | None = None
+    """The highest-scoring critiqued round (earliest on ties); None if nothing was critiqued."""
+    latest_draft: str | None = None
+    rounds: list[ReflectionRound] = []
+    partial: bool = False
+    """True when the run ended on a fault: the answer is the best so far, labelled as such."""
+    usage: Usage = {}
+    parse_failures: int = 0
+
+    @property
+    def scores(self) -> list[float | None]:
+        return [r.score for r in self.rounds]
+
+    @property
+    def answer(self) -> str | None:
+        """The answer to use: the best-scoring draft, else the latest (unscored) draft."""
+        return self.best.draft if self.best else self.latest_draft
+
+
+class ReflectionState(BaseModel):
+    """Everything needed to continue a reflection exactly where it stopped. Versioned."""
+
+    type: Literal["ReflectionState"] = "ReflectionState"
+    version: int = 1
+    task: str | None = None
+    next_critic: int = -1
+    """-1: the generator writes next; i >= 0: critic i reviews the current draft next."""
+    rounds: list[ReflectionRound] = []
+    parse_failures: int = 0
+    messages: list[Mapping[str, Any]] = []
+
+
+class ReflectionConfig(BaseModel):
+    name: str
+    description: str
+    generator: ComponentModel
+    critics: list[ComponentModel]
+    stop: ComponentModel | None = None
+
+
+class Reflection(MootTeam, Component[ReflectionConfig]):
+    """Generator + one or more critics in a revise loop (see module docstring).
+
+    ``stop`` defaults to :func:`moot.conditions.default_stop`. Several critics
+    (e.g. a test runner, then an LLM reviewer) each review every draft; the
+    round's score is the lowest of theirs.
+    """
+
+    component_config_schema = ReflectionConfig
+    component_provider_override = "moot.teams.Reflection"
+
+    def __init__(
+        self,
+        generator: ChatAgent,
+        critic: ChatAgent | Sequence[ChatAgent],
+        *,
+        stop: TerminationCondition | None = None,
+        name: str = "reflection",
+        description: str = "Generate, critique, revise until good enough.",
+    ) -> None:
+        super().__init__(name, description, stop if stop is not None else default_stop())
+        self.generator = generator
+        self.critics = [critic] if isinstance(critic, ChatAgent) else list(critic)
+        if not self.critics:
+            raise ValueError("Reflection needs at least one critic")
+        self.state = ReflectionState()
+
+    # ------------------------------------------------------------------ turns
+    def _start(self, task: str) -> None:
+        self.state = ReflectionState(task=task)
+
+    def _has_task(self) -> bool:
+        return self.state.task is not None
+
+    def _forget(self) -> None:
+        self.state = ReflectionState()
+
+    async def _turns(self, token: CancellationToken) -> AsyncGenerator[Message, None]:
+        while True:
+            if self.state.next_critic < 0:
+                yield await self._generate(token)
+            else:
+                yield await self._critique(self.state.next_critic, token)
+                if self.state.next_critic < 0:
+                    yield self._round_event(self.state.rounds[-1])
+
+    async def _generate(self, token: CancellationToken) -> Message:
+        state = self.state
+        previous = state.rounds[-1] if state.rounds else None
+        if previous is None:
+            prompt = render("turns/generate", task=state.task)
+        else:
+            prompt = render("turns/revise", task=state.task, draft=previous.draft, score=previous.score,
+                            issues=previous.issues)
+        response = await self.generator.on_messages([TextMessage(content=prompt, source="user")], token)
+        message = response.chat_message
+        draft = message.to_model_text()
+        record = ReflectionRound(round=len(state.rounds) + 1, draft=draft)
+        add_usage(record.usage, self.generator.name, message.models_usage)
+        state.rounds.append(record)
+        state.next_critic = 0
+        message.metadata = {**message.metadata, "moot_kind": DRAFT, "round": str(record.round)}
+        return message
+
+    async def _critique(self, index: int, token: CancellationToken) -> Message:
+        state, critic = self.state, self.critics[index]
+        current = state.rounds[-1]
+        earlier = state.rounds[-2].issues if len(state.rounds) > 1 else []
+        prompt = render("turns/critique", task=state.task, draft=current.draft, previous_issues=earlier)
+        response = await critic.on_messages([TextMessage(content=prompt, source="user")], token)
+        message = response.chat_message
+        critique = _as_critique(critic.name, message)
+        current.critiques.append(critique)
+        add_usage(current.usage, critic.name, message.models_usage)
+        state.parse_failures += int(message.metadata.get("parse_failures", "0"))
+        state.next_critic = index + 1 if index + 1 < len(self.critics) else -1
+        return message
+
+    def _round_event(self, record: ReflectionRound) -> RoundCompleted:
+        return RoundCompleted(
+            source=self.name,
+            round=record.round,
+            score=record.score,
+            fingerprints={"draft": fingerprint(record.draft), "issues": fingerprint(*sorted(record.issues))},
+        )
+
+    # ----------------------------------------------------------------- result
+    def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> ReflectionResult:
+        rounds = [r.model_copy(deep=True) for r in self.state.rounds]
+        scored = [r for r in rounds if r.score is not None]
+        best = max(scored, key=lambda r: r.score or 0.0, default=None)  # max keeps the earliest on ties
+        return ReflectionResult(
+            messages=messages,
+            stop_reason=stop_reason,
+            best=best,
+            latest_draft=rounds[-1].draft if rounds else None,
+            rounds=rounds,
+            partial=partial,
+            usage=total_usage(r.usage for r in rounds),
+            parse_failures=self.state.parse_failures,
+        )
+
+    # ------------------------------------------------------------------ state
+    async def save_state(self) -> Mapping[str, Any]:
+        self.state.messages = [m.dump() for m in self.transcript]
+        return self.state.model_dump(mode="json")
+
+    async def load_state(self, state: Mapping[str, Any]) -> None:
+        loaded = ReflectionState.model_validate(state)
+        factory = message_factory()
+        self.transcript = [factory.create(m) for m in loaded.messages]
+        self.state = loaded
+        await self._replay_into_stop()
+
+    # ----------------------------------------------------------------- config
+    def _to_config(self) -> ReflectionConfig:
+        return ReflectionConfig(
+            name=self.name,
+            description=self.description,
+            generator=self.generator.dump_component(),
+            critics=[c.dump_component() for c in self.critics],
+            stop=self._stop.dump_component() if self._stop is not None else None,
+        )
+
+    @classmethod
+    def _from_config(cls, config: ReflectionConfig) -> Self:
+        return cls(
+            ChatAgent.load_component(config.generator),
+            [ChatAgent.load_component(c) for c in config.critics],
+            stop=TerminationCondition.load_component(config.stop) if config.stop else None,
+            name=config.name,
+            description=config.description,
+        )
+
+
+def _as_critique(agent: str, message: BaseChatMessage) -> Critique:
+    if isinstance(message, StructuredMessage) and isinstance(message.content, Critique):
+        return message.content
+    raise TypeError(f"critic {agent!r} must answer with StructuredMessage[Critique], got {type(message).__name__}")
+
+
