@@ -87,7 +87,7 @@ class ScriptedClient(ChatCompletionClient):
         tools: Sequence[Tool | ToolSchema] = (),
         tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
         json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006 - mirrors the AutoGen signature
+        extra_create_args: Mapping[str, Any] = {},
         cancellation_token: CancellationToken | None = None,
     ) -> CreateResult:
         self.calls.append(ScriptedCall(tuple(messages), json_output, dict(extra_create_args)))
@@ -99,7 +99,8 @@ class ScriptedClient(ChatCompletionClient):
             )
         text = self._render(self.replies.popleft(), messages)
         usage = RequestUsage(
-            prompt_tokens=sum(count_words(_message_text(m)) for m in messages), completion_tokens=count_words(text)
+            prompt_tokens=sum(count_words(_message_text(m)) for m in messages),
+            completion_tokens=count_words(text),
         )
         self._usage = RequestUsage(
             prompt_tokens=self._usage.prompt_tokens + usage.prompt_tokens,
@@ -126,7 +127,7 @@ class ScriptedClient(ChatCompletionClient):
         tools: Sequence[Tool | ToolSchema] = (),
         tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
         json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006
+        extra_create_args: Mapping[str, Any] = {},
         cancellation_token: CancellationToken | None = None,
     ) -> AsyncGenerator[str | CreateResult, None]:
         result = await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)

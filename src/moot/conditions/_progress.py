@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Self
+
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core import Component
 from pydantic import BaseModel, Field
-from typing_extensions import Self
 
 from moot.conditions._base import MootCondition, completed_round
 

@@ -18,6 +18,25 @@ _MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
 )
 DEFAULT_TEMPERATURE = 0.2
+_UNROLLED_KEYS = ("maxLength", "minLength")
+
+
+def grammar_schema(output: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema llama.cpp turns into a grammar, minus string length bounds.
+
+    llama.cpp unrolls ``maxLength`` into one nested rule per character and
+    rejects the grammar past a few hundred; lengths are checked by pydantic
+    after decoding instead, and ``max_tokens`` bounds the reply.
+    """
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k not in _UNROLLED_KEYS}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    return strip(output.model_json_schema())  # type: ignore[no-any-return]
 
 
 class EmbeddedClient(LlamaCppChatCompletionClient):
@@ -52,10 +71,13 @@ class EmbeddedClient(LlamaCppChatCompletionClient):
         tools: Sequence[Tool | ToolSchema] = (),
         tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
         json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006 - mirrors the AutoGen signature
+        extra_create_args: Mapping[str, Any] = {},
         cancellation_token: CancellationToken | None = None,
     ) -> CreateResult:
         args = {**self.sampling_args(), **extra_create_args}
+        if isinstance(json_output, type) and issubclass(json_output, BaseModel):
+            args["response_format"] = {"type": "json_object", "schema": grammar_schema(json_output)}
+            json_output = None
         return await super().create(
             messages,
             tools=list(tools),
@@ -72,7 +94,7 @@ class EmbeddedClient(LlamaCppChatCompletionClient):
         tools: Sequence[Tool | ToolSchema] = (),
         tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
         json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},  # noqa: B006
+        extra_create_args: Mapping[str, Any] = {},
         cancellation_token: CancellationToken | None = None,
     ) -> AsyncGenerator[str | CreateResult, None]:
         result = await self.create(

@@ -102,9 +102,7 @@ class SerialLlama:
         except ImportError:
             raise ModelUnavailableError(f"{INSTALL_HINT} (llama-cpp-python is missing)") from None
         threads = max(1, min(4, os.cpu_count() or 1))
-        self._llm = Llama(
-            model_path=str(path), n_ctx=CONTEXT_TOKENS, n_threads=threads, verbose=False, seed=0
-        )
+        self._llm = Llama(model_path=str(path), n_ctx=CONTEXT_TOKENS, n_threads=threads, verbose=False, seed=0)
         self._lock = threading.Lock()
 
     def create_chat_completion(self, **kwargs: Any) -> Any:

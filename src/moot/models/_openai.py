@@ -13,7 +13,11 @@ from moot.models._spec import ModelSpec
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Served models unknown to AutoGen: plain JSON mode, no strict schema, no tools assumed.
 _SERVED_MODEL_INFO = ModelInfo(
-    vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=False
+    vision=False,
+    function_calling=False,
+    json_output=True,
+    family=ModelFamily.UNKNOWN,
+    structured_output=False,
 )
 
 
@@ -51,8 +55,9 @@ def openai_client(spec: ModelSpec) -> OpenAIChatCompletionClient:
     if spec.base_url is not None:
         kwargs["base_url"] = spec.base_url
         kwargs["model_info"] = _SERVED_MODEL_INFO
+    key = api_key(spec)
     try:
-        return OpenAIChatCompletionClient(model=spec.model, api_key=api_key(spec), **kwargs)  # type: ignore[arg-type]
+        return OpenAIChatCompletionClient(model=spec.model, api_key=key, **kwargs)  # type: ignore[arg-type]
     except ValueError as exc:  # AutoGen: unknown model name without model_info
         raise ConfigError(
             f"model spec {spec}: {exc}; for a self-hosted model add ?base_url=http://HOST:PORT/v1"

@@ -68,7 +68,7 @@ class ModelSpec(BaseModel):
         if override is None:
             return self
         base = self.model_dump(exclude_none=True)
-        if override.provider is not None and override.provider != self.provider:
+        if override.provider is not None and override.provider != self.effective_provider:
             for key in _ENDPOINT_FIELDS:
                 base.pop(key, None)
         base.update(override.model_dump(exclude_none=True))
@@ -99,7 +99,7 @@ class ModelSpec(BaseModel):
         if self.model is not None:
             head += f":{self.model}"
         if self.temperature is not None:
-            head += f"@{self.temperature:g}"
+            head += "@" + repr(self.temperature).removesuffix(".0")  # shortest exact form; :g kept 6 digits
         query = {k: getattr(self, k) for k in _QUERY_KEYS if k != "temperature" and getattr(self, k) is not None}
         return head + (f"?{urlencode(query, safe=':/')}" if query else "")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncGenerator, Sequence
-from typing import Any
+from typing import Any, Self
 
 from autogen_agentchat.agents import BaseChatAgent
 from autogen_agentchat.base import Response
@@ -28,7 +28,6 @@ from autogen_core.models import (
     UserMessage,
 )
 from pydantic import BaseModel, ValidationError
-from typing_extensions import Self
 
 from moot.errors import MalformedOutputError
 from moot.models import ModelSpec
@@ -61,9 +60,23 @@ def extract_json(text: str) -> str:
     return text[start : end + 1] if 0 <= start < end else text
 
 
+def parse_structured(output: type[BaseModel], text: str) -> BaseModel:
+    """Validate a reply against ``output``.
+
+    JSON is parsed non-strictly: constrained decoders emit raw newlines inside
+    strings, which strict JSON forbids but which carry no ambiguity.
+    """
+    try:
+        data = json.loads(extract_json(text), strict=False)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    return output.model_validate(data)
+
+
 def add_usage(a: RequestUsage, b: RequestUsage) -> RequestUsage:
     return RequestUsage(
-        prompt_tokens=a.prompt_tokens + b.prompt_tokens, completion_tokens=a.completion_tokens + b.completion_tokens
+        prompt_tokens=a.prompt_tokens + b.prompt_tokens,
+        completion_tokens=a.completion_tokens + b.completion_tokens,
     )
 
 
@@ -127,13 +140,16 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
             usage = add_usage(usage, result.usage)
             text = str(result.content)
             try:
-                content = output.model_validate_json(extract_json(text))
-            except ValidationError as exc:
-                error = _one_line(exc)
+                content = parse_structured(output, text)
+            except (ValidationError, ValueError) as exc:
+                error = _one_line(exc) if isinstance(exc, ValidationError) else str(exc)
                 prompt = [*prompt, AssistantMessage(content=text, source=self.name), _feedback(error)]
                 continue
             message = StructuredMessage[output](  # type: ignore[valid-type]
-                content=content, source=self.name, models_usage=usage, metadata={"parse_failures": str(attempt)}
+                content=content,
+                source=self.name,
+                models_usage=usage,
+                metadata={"parse_failures": str(attempt)},
             )
             return Response(chat_message=message)
         raise MalformedOutputError(self.name, self.max_parse_retries + 1, error)

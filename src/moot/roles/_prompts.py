@@ -43,6 +43,7 @@ def schema_hint(output_type: type[BaseModel]) -> str:
             kind = " | ".join(json.dumps(v) for v in prop["enum"])
         elif "const" in prop:
             kind = json.dumps(prop["const"])
-        desc = prop.get("description", "")
-        lines.append(f'  "{name}": {kind}{" - " + desc if desc else ""}')
+        # Descriptions are left out on purpose: small models copy them verbatim
+        # into the answer. The role's system prompt explains the fields instead.
+        lines.append(f'  "{name}": {kind}')
     return "Reply with one JSON object and nothing else, with these fields in this order:\n" + "\n".join(lines)

@@ -74,9 +74,7 @@ def known_roles() -> list[str]:
     return sorted(_ROLES)
 
 
-def custom_role(
-    name: str, persona: str, *, description: str = "", output_type: type[BaseModel] | None = None
-) -> Role:
+def custom_role(name: str, persona: str, *, description: str = "", output_type: type[BaseModel] | None = None) -> Role:
     """A user-defined role from a name and a persona prompt, registered for lookup by name."""
     if not persona.strip():
         raise ConfigError(f"role {name!r} needs a non-empty persona prompt")

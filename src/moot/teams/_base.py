@@ -58,8 +58,15 @@ class MootTeam(Team):
         """Whether there is a task to continue when ``run()`` is called without one."""
 
     @abstractmethod
-    def _turns(self, token: CancellationToken) -> AsyncGenerator[Message, None]:
-        """Run turns forever (or until the topology itself is done), yielding each message."""
+    def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
+        """Run turns forever (or until the topology itself is done), yielding each turn's messages.
+
+        A batch is recorded whole before the conditions see it, so a turn's
+        message and the event it completes (e.g. a round) are never split by a stop.
+        """
+
+    def _on_fault(self, error: MalformedOutputError) -> None:
+        """Account for a turn that failed on malformed output (e.g. count its parse failures)."""
 
     @abstractmethod
     def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> TaskResult:
@@ -111,16 +118,18 @@ class MootTeam(Team):
         stop_reason, partial = "the team finished its work", False
         turns = self._turns(token)
         try:
-            async for message in turns:
+            async for batch in turns:
                 await self._paused.wait()
-                self.transcript.append(message)
-                produced.append(message)
-                yield message
-                stop = await self._check_stop([message])
+                self.transcript.extend(batch)
+                produced.extend(batch)
+                for message in batch:
+                    yield message
+                stop = await self._check_stop(batch)
                 if stop is not None:
                     stop_reason = stop.content
                     break
         except MalformedOutputError as exc:
+            self._on_fault(exc)
             stop_reason, partial = f"error: {exc}", True
         finally:
             await turns.aclose()
@@ -133,8 +142,10 @@ class MootTeam(Team):
             if not self._has_task():
                 raise ValueError("no task given and no task to continue; pass task='...'")
             return []
-        messages = [TextMessage(content=task, source="user")] if isinstance(task, str) else (
-            [task] if isinstance(task, BaseChatMessage) else list(task)
+        messages = (
+            [TextMessage(content=task, source="user")]
+            if isinstance(task, str)
+            else ([task] if isinstance(task, BaseChatMessage) else list(task))
         )
         self.transcript = []
         self._start("\n\n".join(m.to_model_text() for m in messages))
@@ -149,8 +160,10 @@ class MootTeam(Team):
         """Rebuild the conditions' state from the transcript after ``load_state``."""
         if self._stop is not None:
             await self._stop.reset()
-            if self.transcript:
-                await self._stop(self.transcript)
+            if self.transcript and await self._stop(self.transcript) is not None:
+                # The saved run had already stopped; a live team resets its conditions after every run,
+                # and a fired condition would raise TerminatedException on the next run's first check.
+                await self._stop.reset()
 
     # ------------------------------------------------------ pause / resume / reset
     async def pause(self) -> None:

@@ -8,15 +8,15 @@ The result carries the best-scoring draft so far, which is often not the last.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TaskResult, TerminationCondition
 from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
-from typing_extensions import Self
 
 from moot.conditions import default_stop
+from moot.errors import MalformedOutputError
 from moot.messages import DRAFT, RoundCompleted, message_factory
 from moot.roles import Critique
 from moot.roles._prompts import render
@@ -124,14 +124,18 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
     def _forget(self) -> None:
         self.state = ReflectionState()
 
-    async def _turns(self, token: CancellationToken) -> AsyncGenerator[Message, None]:
+    async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         while True:
             if self.state.next_critic < 0:
-                yield await self._generate(token)
-            else:
-                yield await self._critique(self.state.next_critic, token)
-                if self.state.next_critic < 0:
-                    yield self._round_event(self.state.rounds[-1])
+                yield [await self._generate(token)]
+                continue
+            batch = [await self._critique(self.state.next_critic, token)]
+            if self.state.next_critic < 0:
+                batch.append(self._round_event(self.state.rounds[-1]))
+            yield batch
+
+    def _on_fault(self, error: MalformedOutputError) -> None:
+        self.state.parse_failures += error.attempts
 
     async def _generate(self, token: CancellationToken) -> Message:
         state = self.state
@@ -139,8 +143,13 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         if previous is None:
             prompt = render("turns/generate", task=state.task)
         else:
-            prompt = render("turns/revise", task=state.task, draft=previous.draft, score=previous.score,
-                            issues=previous.issues)
+            prompt = render(
+                "turns/revise",
+                task=state.task,
+                draft=previous.draft,
+                score=previous.score,
+                issues=previous.issues,
+            )
         response = await self.generator.on_messages([TextMessage(content=prompt, source="user")], token)
         message = response.chat_message
         draft = message.to_model_text()
@@ -226,5 +235,3 @@ def _as_critique(agent: str, message: BaseChatMessage) -> Critique:
     if isinstance(message, StructuredMessage) and isinstance(message.content, Critique):
         return message.content
     raise TypeError(f"critic {agent!r} must answer with StructuredMessage[Critique], got {type(message).__name__}")
-
-

@@ -1,0 +1,5 @@
+"""``python -m moot``: the same as the ``moot`` command."""
+
+from moot.cli import main
+
+main()

@@ -1,0 +1,132 @@
+"""Scenarios: runnable scripts that build a team for a task.
+
+A scenario script (``scenarios/<name>.py``) defines ``SCENARIO = Scenario(...)``
+and ends with ``if __name__ == "__main__": SCENARIO.main()``, so it runs both
+as ``python scenarios/<name>.py`` and as ``moot run <name>``. The ``build``
+function receives the resolved model spec for each role it uses, so
+``--model ROLE=SPEC`` can give any role its own model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autogen_agentchat.base import Team
+
+from moot.errors import ConfigError
+from moot.models import ModelSpec
+
+__all__ = [
+    "RoleModels",
+    "Scenario",
+    "find_scenario",
+    "known_scenarios",
+    "load_scenario",
+    "parse_model_options",
+]
+
+_ROLE_ASSIGNMENT = re.compile(r"^([a-z][a-z0-9_]*)=(.*)$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class RoleModels:
+    """A base spec plus per-role overrides; ``spec(role)`` is the resolved one."""
+
+    base: ModelSpec = field(default_factory=ModelSpec)
+    overrides: Mapping[str, ModelSpec] = field(default_factory=dict)
+
+    def spec(self, role: str) -> ModelSpec:
+        return self.base.resolve(self.overrides.get(role))
+
+
+def parse_model_options(options: Sequence[str], roles: Sequence[str], default: str = "local") -> RoleModels:
+    """Read repeated ``--model SPEC`` / ``--model ROLE=SPEC`` options.
+
+    A bare SPEC sets the base for every role (at most once); ``ROLE=SPEC``
+    overrides one role, which must be one the scenario uses.
+    """
+    base: ModelSpec | None = None
+    overrides: dict[str, ModelSpec] = {}
+    for option in options:
+        match = _ROLE_ASSIGNMENT.match(option)
+        if match is None:
+            if base is not None:
+                raise ConfigError(f"--model {option!r}: a base model is already set ({base}); use ROLE=SPEC")
+            base = ModelSpec.parse(option)
+            continue
+        name, text = match.groups()
+        if name not in roles:
+            raise ConfigError(f"--model {option!r}: unknown role {name!r}; roles here: {', '.join(roles)}")
+        overrides[name] = ModelSpec.parse(text)
+    return RoleModels(base or ModelSpec.parse(default), overrides)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named task plus how to build the team that works on it."""
+
+    name: str
+    description: str
+    task: str
+    roles: tuple[str, ...]
+    build: Callable[[RoleModels], Team]
+
+    def main(self, argv: Sequence[str] | None = None) -> None:
+        """Run this scenario as a script, with the same options as ``moot run``."""
+        from moot.cli import run_scenario_main
+
+        run_scenario_main(self, list(sys.argv[1:] if argv is None else argv))
+
+
+def _search_dirs() -> list[Path]:
+    dirs = [Path.cwd() / "scenarios"]
+    if extra := os.environ.get("MOOT_SCENARIOS"):
+        dirs.extend(Path(p) for p in extra.split(os.pathsep) if p)
+    dirs.append(Path(__file__).resolve().parents[2] / "scenarios")  # a source checkout
+    unique: list[Path] = []
+    for directory in dirs:
+        if directory.is_dir() and directory.resolve() not in [u.resolve() for u in unique]:
+            unique.append(directory)
+    return unique
+
+
+def known_scenarios() -> list[str]:
+    names = {p.stem for d in _search_dirs() for p in d.glob("*.py") if not p.name.startswith("_")}
+    return sorted(names)
+
+
+def find_scenario(name_or_path: str) -> Path:
+    """A path to a script, or a scenario name looked up in ./scenarios, $MOOT_SCENARIOS, the checkout."""
+    path = Path(name_or_path)
+    if path.suffix == ".py":
+        if path.is_file():
+            return path
+        raise ConfigError(f"scenario file {name_or_path!r} does not exist")
+    for directory in _search_dirs():
+        candidate = directory / f"{name_or_path}.py"
+        if candidate.is_file():
+            return candidate
+    available = ", ".join(known_scenarios()) or "none found"
+    raise ConfigError(f"unknown scenario {name_or_path!r}; available: {available}")
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    path = find_scenario(name_or_path)
+    spec = importlib.util.spec_from_file_location(f"moot_scenario_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"cannot load scenario file {path}")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise ConfigError(f"scenario file {path} has a syntax error at line {exc.lineno}: {exc.msg}") from None
+    scenario = getattr(module, "SCENARIO", None)
+    if not isinstance(scenario, Scenario):
+        raise ConfigError(f"scenario file {path} must define SCENARIO = moot.scenario.Scenario(...)")
+    return scenario

@@ -1,0 +1,201 @@
+"""ModelSpec: the string form, its round trip, layering with resolve(), and the errors it raises."""
+
+from __future__ import annotations
+
+import pytest
+from autogen_ext.models.openai import OpenAIChatCompletionClient
+from pydantic import ValidationError
+
+from moot import ConfigError, ModelSpec, ModelUnavailableError
+
+QWEN = "openai:Qwen/Qwen2.5-7B-Instruct@0.2?base_url=http://127.0.0.1:8000/v1&seed=3"
+
+
+@pytest.mark.parametrize(
+    ("text", "fields"),
+    [
+        ("local", {"provider": "local"}),
+        ("local@0.7", {"provider": "local", "temperature": 0.7}),
+        ("openai:gpt-4o-mini", {"provider": "openai", "model": "gpt-4o-mini"}),
+        (
+            QWEN,
+            {
+                "provider": "openai",
+                "model": "Qwen/Qwen2.5-7B-Instruct",
+                "temperature": 0.2,
+                "base_url": "http://127.0.0.1:8000/v1",
+                "seed": 3,
+            },
+        ),
+        ("@0.9", {"temperature": 0.9}),
+        ("openai:llama3:8b@0.5", {"provider": "openai", "model": "llama3:8b", "temperature": 0.5}),
+        (
+            "  local?max_tokens=64&api_key_env=MY_KEY ",
+            {"provider": "local", "max_tokens": 64, "api_key_env": "MY_KEY"},
+        ),
+    ],
+)
+def test_parse_string_form(text, fields):
+    spec = ModelSpec.parse(text)
+    assert spec.model_dump(exclude_none=True) == fields
+    assert ModelSpec.parse(str(spec)) == spec
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("local", "local"),
+        ("local@0.70", "local@0.7"),
+        ("local@1.0", "local@1"),
+        ("local@0.1234567", "local@0.1234567"),
+        ("@0.9", "@0.9"),
+        ("openai:llama3:8b@0.5", "openai:llama3:8b@0.5"),
+        (QWEN, "openai:Qwen/Qwen2.5-7B-Instruct@0.2?seed=3&base_url=http://127.0.0.1:8000/v1"),
+    ],
+)
+def test_str_is_the_canonical_string_form(text, expected):
+    assert str(ModelSpec.parse(text)) == expected
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ModelSpec(provider="local", temperature=1.0),
+        ModelSpec(provider="local", temperature=0.1234567),
+        ModelSpec(provider="openai", model="m", base_url="http://h:1/v1?x=1&y=2", max_tokens=9, api_key_env="K"),
+        ModelSpec(provider="scripted", model="default", seed=0),
+    ],
+)
+def test_str_round_trips_built_specs(spec):
+    assert ModelSpec.parse(str(spec)) == spec
+
+
+def test_query_temperature_overrides_the_at_form():
+    assert ModelSpec.parse("local@0.1?temperature=0.4").temperature == 0.4
+
+
+def test_resolve_overlays_non_none_fields():
+    base = ModelSpec.parse("openai:gpt-4o-mini@0.7?seed=3&api_key_env=MY_KEY")
+    resolved = base.resolve(ModelSpec.parse("@0.2?max_tokens=50"))
+    assert resolved == ModelSpec(
+        provider="openai", model="gpt-4o-mini", temperature=0.2, seed=3, max_tokens=50, api_key_env="MY_KEY"
+    )
+
+
+def test_resolve_with_none_or_empty_override_is_identity():
+    base = ModelSpec.parse(QWEN)
+    assert base.resolve(None) is base
+    assert base.resolve(ModelSpec()) == base
+
+
+def test_resolve_same_provider_keeps_endpoint_fields():
+    base = ModelSpec.parse(QWEN)
+    resolved = base.resolve(ModelSpec(provider="openai", model="other"))
+    assert resolved.model == "other"
+    assert resolved.base_url == "http://127.0.0.1:8000/v1"
+
+
+def test_resolve_provider_switch_drops_endpoint_fields_but_keeps_sampling():
+    base = ModelSpec.parse("openai:gpt-4o-mini@0.7?seed=3&max_tokens=99&base_url=http://h/v1&api_key_env=K")
+    resolved = base.resolve(ModelSpec(provider="local"))
+    assert resolved == ModelSpec(provider="local", temperature=0.7, seed=3, max_tokens=99)
+
+
+def test_resolve_provider_switch_takes_the_overrides_endpoint():
+    base = ModelSpec.parse("local@0.7")
+    resolved = base.resolve(ModelSpec.parse("openai:gpt-4o-mini"))
+    assert resolved == ModelSpec(provider="openai", model="gpt-4o-mini", temperature=0.7)
+
+
+def test_effective_defaults():
+    assert ModelSpec().effective_provider == "local"
+    assert ModelSpec().effective_max_tokens == 1024
+    assert ModelSpec(max_tokens=10).effective_max_tokens == 10
+
+
+def test_spec_is_frozen():
+    spec = ModelSpec.parse("local")
+    with pytest.raises(ValidationError, match="frozen"):
+        spec.temperature = 0.5  # type: ignore[misc]
+
+
+def test_spec_forbids_extra_fields():
+    with pytest.raises(ValidationError, match="extra"):
+        ModelSpec(provider="local", colour="red")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "empty model spec; form: PROVIDER[:MODEL]"),
+        ("   ", "empty model spec"),
+        ("gemini:pro", "unknown provider 'gemini'; valid providers: local, openai, scripted"),
+        ("local@hot", "temperature must be a number, got 'hot'"),
+        ("local@nan", "temperature must be finite, got 'nan'"),
+        ("local@3", "temperature: Input should be less than or equal to 2"),
+        ("local@-0.1", "temperature: Input should be greater than or equal to 0"),
+        (
+            "local?colour=red",
+            "unknown option 'colour'; valid options: seed, max_tokens, base_url, api_key_env, temperature",
+        ),
+        ("local?seed=x", "seed must be an integer, got 'x'"),
+        ("local?seed", "query must be key=value pairs"),
+        ("local?max_tokens=0", "max_tokens: Input should be greater than 0"),
+        ("openai:", "empty model name after ':'"),
+        ("openai:m?api_key_env=1BAD", "api_key_env: String should match pattern"),
+    ],
+)
+def test_bad_specs_raise_config_error_saying_what_is_valid(text, message):
+    with pytest.raises(ConfigError) as info:
+        ModelSpec.parse(text)
+    assert message in str(info.value)
+    if text.strip():
+        assert repr(text) in str(info.value)
+
+
+def test_openai_missing_key_names_the_variable(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelUnavailableError, match=r"needs an API key in \$OPENAI_API_KEY"):
+        ModelSpec.parse("openai:gpt-4o-mini").client()
+
+
+def test_openai_missing_named_key_names_that_variable(monkeypatch):
+    monkeypatch.delenv("MOOT_TEST_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")
+    with pytest.raises(ModelUnavailableError, match=r"\$MOOT_TEST_KEY"):
+        ModelSpec.parse("openai:gpt-4o-mini?api_key_env=MOOT_TEST_KEY").client()
+
+
+def test_openai_with_key_builds_client_with_sampling_settings(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    client = ModelSpec.parse("openai:gpt-4o-mini@0.3?seed=4").client()
+    config = client.dump_component().config
+    assert (config["model"], config["temperature"], config["seed"]) == ("gpt-4o-mini", 0.3, 4)
+    assert (config["max_tokens"], config["max_retries"]) == (1024, 0)
+
+
+def test_self_hosted_endpoint_needs_no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    client = ModelSpec.parse(QWEN).client()
+    assert isinstance(client, OpenAIChatCompletionClient)
+    assert client.dump_component().config["base_url"] == "http://127.0.0.1:8000/v1"
+    assert client.model_info["function_calling"] is False
+
+
+def test_unknown_openai_model_without_base_url_is_a_config_error(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with pytest.raises(ConfigError, match=r"add \?base_url="):
+        ModelSpec.parse("openai:my-own-model").client()
+
+
+def test_openai_spec_without_model_is_a_config_error(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with pytest.raises(ConfigError, match=r"names no model; use e\.g\. openai:gpt-4o-mini"):
+        ModelSpec.parse("openai").client()
+
+
+def test_local_spec_with_unknown_model_names_the_embedded_one():
+    with pytest.raises(ModelUnavailableError) as info:
+        ModelSpec.parse("local:tiny-llama").client()
+    assert "unknown local model 'tiny-llama'" in str(info.value)
+    assert "'qwen2.5-coder-0.5b-instruct-q4_k_m'" in str(info.value)
