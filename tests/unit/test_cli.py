@@ -48,7 +48,7 @@ def test_a_scenario_can_be_given_by_path(script, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["code_revie"], "moot: error: unknown scenario 'code_revie'; available: code_review"),
+        (["code_revie"], "moot: error: unknown scenario 'code_revie'; available: architecture_review, code_review"),
         (["missing.py"], "moot: error: scenario file 'missing.py' does not exist"),
         (
             ["code_review", "-m", "opnai:x"],

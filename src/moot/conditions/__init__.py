@@ -4,10 +4,12 @@ from autogen_agentchat.base import TerminationCondition
 
 from moot.conditions._base import MootCondition
 from moot.conditions._budget import TokenBudget, WallClock
+from moot.conditions._consensus import Consensus
 from moot.conditions._progress import NoProgress
 from moot.conditions._rounds import MaxRounds, NoImprovement, ScoreThreshold
 
 __all__ = [
+    "Consensus",
     "MaxRounds",
     "MootCondition",
     "NoImprovement",

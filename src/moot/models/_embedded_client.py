@@ -22,21 +22,32 @@ _UNROLLED_KEYS = ("maxLength", "minLength")
 
 
 def grammar_schema(output: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema llama.cpp turns into a grammar, minus string length bounds.
+    """The JSON schema llama.cpp turns into a grammar, minus string bounds inside arrays.
 
-    llama.cpp unrolls ``maxLength`` into one nested rule per character and
-    rejects the grammar past a few hundred; lengths are checked by pydantic
-    after decoding instead, and ``max_tokens`` bounds the reply.
+    llama.cpp unrolls ``maxLength`` into one nested rule per character, and
+    rejects the grammar when such a rule is repeated again by an array's
+    ``maxItems``. Top-level bounds stay, so a rambling small model is cut off
+    by the grammar rather than by the token cap (which would leave broken
+    JSON); bounds on array items are checked by pydantic after decoding.
     """
 
-    def strip(node: Any) -> Any:
+    def strip(node: Any, in_array: bool) -> Any:
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k not in _UNROLLED_KEYS}
+            return {
+                key: strip(value, in_array or key == "items")
+                for key, value in node.items()
+                if not (in_array and key in _UNROLLED_KEYS)
+            }
         if isinstance(node, list):
-            return [strip(v) for v in node]
+            return [strip(value, in_array) for value in node]
         return node
 
-    return strip(output.model_json_schema())  # type: ignore[no-any-return]
+    schema = output.model_json_schema()
+    definitions = schema.get("$defs", {})
+    stripped: dict[str, Any] = strip(schema, False)
+    if definitions:  # definitions are referenced from arrays (e.g. assessments): treat as array items
+        stripped["$defs"] = strip(definitions, True)
+    return stripped
 
 
 class EmbeddedClient(LlamaCppChatCompletionClient):

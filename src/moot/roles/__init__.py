@@ -2,16 +2,37 @@
 
 from moot.roles._agent import RoleAgent, RoleAgentConfig
 from moot.roles._critique import Critique
-from moot.roles._role import CRITIC, GENERATOR, Role, custom_role, known_roles, register_role, role
+from moot.roles._position import Position, Rebuttal
+from moot.roles._role import (
+    ARBITER,
+    ARCHITECT,
+    BUSINESS,
+    CRITIC,
+    GENERATOR,
+    OPS,
+    Role,
+    custom_role,
+    expert,
+    known_roles,
+    register_role,
+    role,
+)
 
 __all__ = [
+    "ARBITER",
+    "ARCHITECT",
+    "BUSINESS",
     "CRITIC",
     "GENERATOR",
+    "OPS",
     "Critique",
+    "Position",
+    "Rebuttal",
     "Role",
     "RoleAgent",
     "RoleAgentConfig",
     "custom_role",
+    "expert",
     "known_roles",
     "register_role",
     "role",

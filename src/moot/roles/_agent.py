@@ -106,20 +106,36 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
             return (TextMessage,)
         return (StructuredMessage[self.role.output_type],)  # type: ignore[name-defined]
 
-    def system_message(self) -> SystemMessage:
+    def system_message(self, output: type[BaseModel] | None = None) -> SystemMessage:
         prompt = self.role.system_prompt
-        if self.role.output_type is not None:
-            prompt += "\n\n" + schema_hint(self.role.output_type)
+        output = output or self.role.output_type
+        if output is not None:
+            prompt += "\n\n" + schema_hint(output)
         return SystemMessage(content=prompt)
 
     async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken) -> Response:
-        prompt: list[LLMMessage] = [self.system_message(), *(m.to_model_message() for m in messages)]
-        if self.role.output_type is None:
+        return await self.respond(messages, cancellation_token)
+
+    async def respond(
+        self,
+        messages: Sequence[BaseChatMessage],
+        cancellation_token: CancellationToken,
+        output_type: type[BaseModel] | None = None,
+    ) -> Response:
+        """Answer ``messages``; ``output_type`` overrides the role's schema for this turn only.
+
+        Teams use the override when a turn needs a stricter schema than the
+        role's default (a debate's later rounds require a rebuttal). The reply
+        is always reported as the role's own type when it has one, so saved
+        transcripts only ever hold registered message types.
+        """
+        output = output_type or self.role.output_type
+        prompt: list[LLMMessage] = [self.system_message(output), *(m.to_model_message() for m in messages)]
+        if output is None:
             result = await self._call(prompt, None, cancellation_token)
-            return Response(
-                chat_message=TextMessage(content=str(result.content), source=self.name, models_usage=result.usage)
-            )
-        return await self._structured(prompt, self.role.output_type, cancellation_token)
+            text = str(result.content)
+            return Response(chat_message=TextMessage(content=text, source=self.name, models_usage=result.usage))
+        return await self._structured(prompt, output, cancellation_token)
 
     async def _call(
         self, prompt: list[LLMMessage], output: type[BaseModel] | None, token: CancellationToken
@@ -145,7 +161,10 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
                 error = _one_line(exc) if isinstance(exc, ValidationError) else str(exc)
                 prompt = [*prompt, AssistantMessage(content=text, source=self.name), _feedback(error)]
                 continue
-            message = StructuredMessage[output](  # type: ignore[valid-type]
+            reported = self.role.output_type or output
+            if type(content) is not reported and isinstance(content, reported):
+                content = reported.model_validate(content.model_dump())
+            message = StructuredMessage[reported](  # type: ignore[valid-type]
                 content=content,
                 source=self.name,
                 models_usage=usage,

@@ -22,7 +22,7 @@ class Critique(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    reasoning: str = Field(max_length=1500, description="Check the draft against the task, step by step.")
+    reasoning: str = Field(max_length=800, description="Check the draft against the task, step by step.")
     score: int = Field(ge=0, le=100, description="0-100; 100 only with explicit justification in reasoning.")
     strengths: list[Point] = Field(max_length=5, description="What the draft does right.")
     issues: list[Point] = Field(

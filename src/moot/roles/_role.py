@@ -12,11 +12,13 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from moot.arbiters._verdict import Verdict
 from moot.errors import ConfigError
 from moot.roles._critique import Critique
+from moot.roles._position import Position
 from moot.roles._prompts import render
 
-__all__ = ["Role", "custom_role", "known_roles", "register_role", "role"]
+__all__ = ["Role", "custom_role", "expert", "known_roles", "register_role", "role"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -81,9 +83,21 @@ def custom_role(name: str, persona: str, *, description: str = "", output_type: 
     return register_role(Role(name, description or f"{name} (custom role)", persona.strip(), output_type))
 
 
+def expert(name: str, persona: str, *, description: str = "") -> Role:
+    """A debate expert from a name and a persona: the persona plus the debate rules, answering with a Position."""
+    if not persona.strip():
+        raise ConfigError(f"expert {name!r} needs a non-empty persona prompt")
+    prompt = render("expert_rules", persona=persona.strip())
+    return register_role(Role(name, description or f"{name} (expert)", prompt, Position))
+
+
 GENERATOR = register_role(
     Role("generator", "Writes the work product and revises it from critique.", render("generator"))
 )
+ARCHITECT = expert("architect", render("experts/architect"), description="Technical soundness and evolvability.")
+OPS = expert("ops", render("experts/ops"), description="Operability, cost to run, failure modes.")
+BUSINESS = expert("business", render("experts/business"), description="Value, risk, time to market.")
+ARBITER = register_role(Role("arbiter", "Weighs the experts' arguments and rules.", render("arbiter"), Verdict))
 CRITIC = register_role(
     Role("critic", "Reviews a draft and answers with a structured Critique.", render("critic"), Critique)
 )

@@ -68,6 +68,15 @@ class MootTeam(Team):
     def _on_fault(self, error: MalformedOutputError) -> None:
         """Account for a turn that failed on malformed output (e.g. count its parse failures)."""
 
+    async def _closing(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
+        """Turns that run after the loop stopped, whatever stopped it (a debate's verdict)."""
+        for _ in ():
+            yield []
+
+    def _done_reason(self) -> str:
+        """Stop reason when ``_turns`` ends by itself rather than by a condition."""
+        return "the team finished its work"
+
     @abstractmethod
     def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> TaskResult:
         """Build the final result (a TaskResult subclass) with best-so-far, scores and usage."""
@@ -115,14 +124,11 @@ class MootTeam(Team):
             if output_task_messages:
                 produced.append(message)
                 yield message
-        stop_reason, partial = "the team finished its work", False
+        stop_reason, partial = None, False
         turns = self._turns(token)
         try:
             async for batch in turns:
-                await self._paused.wait()
-                self.transcript.extend(batch)
-                produced.extend(batch)
-                for message in batch:
+                async for message in self._record(batch, produced):
                     yield message
                 stop = await self._check_stop(batch)
                 if stop is not None:
@@ -133,9 +139,19 @@ class MootTeam(Team):
             stop_reason, partial = f"error: {exc}", True
         finally:
             await turns.aclose()
+        async for batch in self._closing(token):
+            async for message in self._record(batch, produced):
+                yield message
         if self._stop is not None:
             await self._stop.reset()
-        yield self._result(produced, stop_reason, partial)
+        yield self._result(produced, stop_reason or self._done_reason(), partial)
+
+    async def _record(self, batch: list[Message], produced: list[Message]) -> AsyncGenerator[Message, None]:
+        await self._paused.wait()
+        self.transcript.extend(batch)
+        produced.extend(batch)
+        for message in batch:
+            yield message
 
     def _intake(self, task: Task) -> list[BaseChatMessage]:
         if task is None:

@@ -1,0 +1,44 @@
+"""MajorityVote: a non-LLM arbiter for tasks with a short answer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from moot.arbiters._answers import modal_answer, normalise_answer
+from moot.arbiters._verdict import ExpertAssessment, Verdict
+from moot.roles._position import Position
+
+__all__ = ["MajorityVote"]
+
+
+class MajorityVote:
+    """Rules for the answer most experts hold (normalised); ties go to the higher summed confidence.
+
+    No model call, no position bias, no verbosity bias: the baseline every LLM
+    arbiter has to beat.
+    """
+
+    name = "majority_vote"
+
+    async def rule(self, task: str, positions: Sequence[tuple[str, Position]]) -> Verdict:
+        if not positions:
+            raise ValueError("MajorityVote needs at least one position")
+        answers = [p.answer for _, p in positions]
+        _, top = modal_answer(answers)
+        tied = {normalise_answer(a) for a in answers if _count(answers, a) == top}
+        weight = {a: sum(p.confidence for _, p in positions if normalise_answer(p.answer) == a) for a in tied}
+        winner = max(sorted(tied), key=lambda a: weight[a])
+        backers = [n for n, p in positions if normalise_answer(p.answer) == winner]
+        shown = next(p.answer for _, p in positions if normalise_answer(p.answer) == winner)
+        return Verdict(
+            rationale=f"{len(backers)} of {len(positions)} experts answered {shown!r}: {', '.join(backers)}.",
+            assessments=[ExpertAssessment(expert=n, assessment=f"answered {p.answer!r}") for n, p in positions],
+            decision=shown,
+            dissent=[f"{n} answered {p.answer!r}" for n, p in positions if n not in backers],
+            confidence=len(backers) / len(positions),
+        )
+
+
+def _count(answers: Sequence[str], answer: str) -> int:
+    target = normalise_answer(answer)
+    return sum(normalise_answer(a) == target for a in answers)

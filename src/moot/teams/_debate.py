@@ -1,0 +1,214 @@
+"""Debate: independent first answers, rebuttal rounds on condensed positions, an arbiter's verdict.
+
+Round 1: every expert answers the task alone. Round k > 1: each expert sees
+only its own last position and the others' last positions, condensed to
+answer + key arguments + confidence, so the prompt stays the same size
+however many rounds run (Du et al.'s full-transcript debate grows with
+agents x rounds). When a condition stops the rounds, the arbiter rules on
+the latest positions, shown in a seeded shuffled order against position bias.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any
+
+from autogen_agentchat.base import TerminationCondition
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextMessage
+from autogen_core import CancellationToken
+from pydantic import BaseModel
+
+from moot.arbiters import Arbiter, MajorityVote, Verdict
+from moot.conditions import Consensus, MaxRounds, TokenBudget
+from moot.errors import ConfigError, MalformedOutputError
+from moot.messages import RoundCompleted, message_factory
+from moot.roles import Position, Rebuttal, RoleAgent
+from moot.roles._position import with_options
+from moot.roles._prompts import render
+from moot.teams._base import Message, MootTeam
+from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics
+from moot.teams._records import add_usage, fingerprint, total_usage
+
+__all__ = ["Debate"]
+
+
+def default_debate_stop() -> TerminationCondition:
+    return Consensus() | MaxRounds(3) | TokenBudget(60_000)
+
+
+class Debate(MootTeam):
+    """Experts debate, an arbiter rules (see module docstring).
+
+    ``arbiter`` is an LLM agent (a RoleAgent with the ``arbiter`` role, on any
+    model) or any :class:`moot.arbiters.Arbiter` such as ``MajorityVote()``.
+    ``options`` restricts answers and the decision to a fixed set. ``seed``
+    fixes the arbiter's shuffled view. If the LLM arbiter's output stays
+    malformed, a majority vote rules instead and the result says so.
+    """
+
+    def __init__(
+        self,
+        experts: Sequence[RoleAgent],
+        arbiter: RoleAgent | Arbiter,
+        *,
+        stop: TerminationCondition | None = None,
+        options: Sequence[str] = (),
+        seed: int = 0,
+        name: str = "debate",
+        description: str = "Experts debate in rounds; an arbiter rules.",
+    ) -> None:
+        super().__init__(name, description, stop if stop is not None else default_debate_stop())
+        names = [e.name for e in experts]
+        if len(experts) < 2:
+            raise ConfigError(f"a debate needs at least two experts, got {len(experts)}: {', '.join(names) or 'none'}")
+        if len(set(names)) != len(names):
+            raise ConfigError(f"expert names must be unique, got {', '.join(names)}")
+        self.experts = list(experts)
+        self.arbiter = arbiter
+        self.options = tuple(options)
+        self.seed = seed
+        self.state = DebateState()
+
+    # ------------------------------------------------------------------ turns
+    def _start(self, task: str) -> None:
+        self.state = DebateState(task=task)
+
+    def _has_task(self) -> bool:
+        return self.state.task is not None
+
+    def _forget(self) -> None:
+        self.state = DebateState()
+
+    async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
+        while True:
+            rounds = self.state.rounds
+            if not rounds or len(rounds[-1].positions) == len(self.experts):
+                rounds.append(DebateRound(round=len(rounds) + 1))
+            current = rounds[-1]
+            expert = self.experts[len(current.positions)]
+            batch: list[Message] = [await self._position(expert, current, token)]
+            if len(current.positions) == len(self.experts):
+                batch.append(self._round_event(current))
+            yield batch
+
+    async def _position(self, expert: RoleAgent, current: DebateRound, token: CancellationToken) -> Message:
+        previous = self.state.rounds[-2] if current.round > 1 else None
+        if previous is None:
+            prompt = render("turns/debate_open", task=self.state.task, options=self.options)
+            schema: type[BaseModel] = with_options(Position, "answer", self.options)
+        else:
+            others = [(n, p) for n, p in previous.positions.items() if n != expert.name]
+            prompt = render(
+                "turns/debate_rebut",
+                task=self.state.task,
+                own=previous.positions[expert.name],
+                others=others,
+                options=self.options,
+            )
+            schema = with_options(Rebuttal, "answer", self.options)
+        response = await expert.respond([TextMessage(content=prompt, source="user")], token, output_type=schema)
+        message = response.chat_message
+        if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
+            raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")
+        current.positions[expert.name] = message.content
+        add_usage(current.usage, expert.name, message.models_usage)
+        self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
+        message.metadata = {**message.metadata, "moot_kind": "position", "round": str(current.round)}
+        return message
+
+    def _round_event(self, record: DebateRound) -> RoundCompleted:
+        answers = sorted(p.answer for p in record.positions.values())
+        return RoundCompleted(
+            source=self.name,
+            round=record.round,
+            agreement=record.agreement,
+            fingerprints={"positions": fingerprint(*answers)},
+        )
+
+    def _on_fault(self, error: MalformedOutputError) -> None:
+        self.state.parse_failures += error.attempts
+
+    # ---------------------------------------------------------------- verdict
+    def latest_positions(self) -> list[tuple[str, Position]]:
+        """Each expert's most recent position (a stop mid-round leaves some at the previous round)."""
+        latest: dict[str, Position] = {}
+        for record in self.state.rounds:
+            latest.update(record.positions)
+        return [(e.name, latest[e.name]) for e in self.experts if e.name in latest]
+
+    async def _closing(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
+        positions = self.latest_positions()
+        if not positions:
+            return
+        rng = random.Random(f"{self.seed}:{len(self.state.rounds)}")
+        shown = positions[:]
+        rng.shuffle(shown)
+        self.state.arbiter_order = [n for n, _ in shown]
+        message = await self._rule(shown, token)
+        message.metadata = {
+            **message.metadata,
+            "moot_kind": "verdict",
+            "arbiter_order": ",".join(self.state.arbiter_order),
+        }
+        yield [message]
+
+    async def _rule(self, shown: list[tuple[str, Position]], token: CancellationToken) -> BaseChatMessage:
+        task = self.state.task or ""
+        if not isinstance(self.arbiter, RoleAgent):
+            return self._verdict_message(await self.arbiter.rule(task, shown), self.arbiter.name, None)
+        prompt = render("turns/arbiter_rule", task=task, positions=shown, options=self.options)
+        schema = with_options(Verdict, "decision", self.options)
+        try:
+            response = await self.arbiter.respond([TextMessage(content=prompt, source="user")], token, schema)
+        except MalformedOutputError as exc:
+            self.state.parse_failures += exc.attempts
+            fallback = await MajorityVote().rule(task, shown)
+            return self._verdict_message(fallback, MajorityVote.name, f"arbiter failed ({exc}); majority vote ruled")
+        message = response.chat_message
+        if not (isinstance(message, StructuredMessage) and isinstance(message.content, Verdict)):
+            raise TypeError(f"arbiter {self.arbiter.name!r} must answer with a Verdict, got {type(message).__name__}")
+        self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
+        self.state.verdict, self.state.verdict_by = message.content, self.arbiter.name
+        return message
+
+    def _verdict_message(self, verdict: Verdict, by: str, fallback: str | None) -> BaseChatMessage:
+        self.state.verdict, self.state.verdict_by, self.state.fallback_reason = verdict, by, fallback
+        return StructuredMessage[Verdict](content=verdict, source=by)
+
+    # ----------------------------------------------------------------- result
+    def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> DebateResult:
+        state = self.state
+        rounds = [r.model_copy(deep=True) for r in state.rounds]
+        if state.fallback_reason:
+            stop_reason, partial = f"{stop_reason}; {state.fallback_reason}", True
+        return DebateResult(
+            messages=messages,
+            stop_reason=stop_reason,
+            verdict=state.verdict,
+            verdict_by=state.verdict_by,
+            arbiter_order=list(state.arbiter_order),
+            rounds=rounds,
+            partial=partial,
+            usage=total_usage(r.usage for r in rounds) | self._arbiter_usage(messages),
+            metrics=debate_metrics(rounds, state.verdict, state.parse_failures),
+        )
+
+    def _arbiter_usage(self, messages: list[Message]) -> dict[str, Any]:
+        usage: dict[str, Any] = {}
+        for message in messages:
+            if message.metadata.get("moot_kind") == "verdict":
+                add_usage(usage, message.source, message.models_usage)
+        return usage
+
+    # ------------------------------------------------------------------ state
+    async def save_state(self) -> Mapping[str, Any]:
+        self.state.messages = [m.dump() for m in self.transcript]
+        return self.state.model_dump(mode="json")
+
+    async def load_state(self, state: Mapping[str, Any]) -> None:
+        loaded = DebateState.model_validate(state)
+        factory = message_factory(StructuredMessage[Position], StructuredMessage[Verdict])
+        self.transcript = [factory.create(m) for m in loaded.messages]
+        self.state = loaded
+        await self._replay_into_stop()

@@ -1,0 +1,101 @@
+"""What a debate records per round, the metrics derived from it, and its result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from autogen_agentchat.base import TaskResult
+from pydantic import BaseModel
+
+from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
+from moot.roles import Position
+from moot.teams._records import Usage
+
+__all__ = ["DebateMetrics", "DebateResult", "DebateRound", "DebateState", "debate_metrics"]
+
+
+class DebateRound(BaseModel):
+    """Every expert's position in one round (in expert order) and the tokens each spent on it."""
+
+    round: int
+    positions: dict[str, Position] = {}
+    usage: Usage = {}
+
+    @property
+    def agreement(self) -> float:
+        return agreement([p.answer for p in self.positions.values()])
+
+
+class DebateMetrics(BaseModel):
+    """Conformity and diversity signals (see DESIGN: agents conform; track it)."""
+
+    first_round_diversity: int
+    """Distinct normalised answers in round 1 (independent answers)."""
+    flips: dict[str, list[int]]
+    """Per expert, the rounds in which its answer changed from its previous one."""
+    agreement_per_round: list[float]
+    first_round_majority: str | None
+    final_matches_first_majority: bool | None
+    """Did the verdict keep the majority of the independent first answers?"""
+    parse_failures: int
+
+
+def debate_metrics(rounds: list[DebateRound], verdict: Verdict | None, parse_failures: int) -> DebateMetrics:
+    first = [p.answer for p in rounds[0].positions.values()] if rounds else []
+    majority = modal_answer(first)[0] if first else None
+    flips: dict[str, list[int]] = {}
+    previous: dict[str, str] = {}
+    for record in rounds:
+        for name, position in record.positions.items():
+            answer = normalise_answer(position.answer)
+            flips.setdefault(name, [])
+            if name in previous and previous[name] != answer:
+                flips[name].append(record.round)
+            previous[name] = answer
+    matches = None if verdict is None or majority is None else normalise_answer(verdict.decision) == majority
+    return DebateMetrics(
+        first_round_diversity=len({normalise_answer(a) for a in first}),
+        flips=flips,
+        agreement_per_round=[r.agreement for r in rounds if r.positions],
+        first_round_majority=majority,
+        final_matches_first_majority=matches,
+        parse_failures=parse_failures,
+    )
+
+
+class DebateResult(TaskResult):
+    """A TaskResult plus the verdict, every round's positions, metrics and tokens per agent per round."""
+
+    verdict: Verdict | None = None
+    verdict_by: str | None = None
+    """Who ruled: the arbiter's name, or ``majority_vote`` when it stood in for a failed arbiter."""
+    arbiter_order: list[str] = []
+    """The (seeded, shuffled) order in which the arbiter saw the positions."""
+    rounds: list[DebateRound] = []
+    partial: bool = False
+    usage: Usage = {}
+    metrics: DebateMetrics | None = None
+
+    @property
+    def answer(self) -> str | None:
+        return self.verdict.decision if self.verdict else None
+
+    @property
+    def usage_per_round(self) -> list[Usage]:
+        return [r.usage for r in self.rounds]
+
+
+class DebateState(BaseModel):
+    """Everything needed to continue a debate exactly where it stopped. Versioned."""
+
+    type: Literal["DebateState"] = "DebateState"
+    version: int = 1
+    task: str | None = None
+    rounds: list[DebateRound] = []
+    verdict: Verdict | None = None
+    verdict_by: str | None = None
+    arbiter_order: list[str] = []
+    fallback_reason: str | None = None
+    parse_failures: int = 0
+    messages: list[Mapping[str, Any]] = []
