@@ -8,6 +8,9 @@ import pytest
 from autogen_agentchat.base import TerminationCondition
 
 from moot import Critique, Reflection, RoleAgent, role
+from moot.arbiters import Arbiter, ExpertAssessment, Verdict
+from moot.roles import Position
+from moot.teams import Debate
 from moot.testing import ScriptedModel
 
 
@@ -39,3 +42,59 @@ def critique() -> Callable[..., Critique]:
 @pytest.fixture
 def reflection() -> Callable[..., Reflection]:
     return make_reflection
+
+
+# ---------------------------------------------------------------- debate builders
+EXPERTS = ("architect", "ops", "business")
+
+
+def make_position(answer: str, *arguments: str, rebuttals: tuple[str, ...] = (), confidence: float = 0.7) -> Position:
+    """A valid position; later rounds need at least one rebuttal (see ``make_rebuttal``)."""
+    return Position(
+        reasoning=f"weighing {answer} from my angle",
+        rebuttals=list(rebuttals),
+        answer=answer,
+        key_arguments=list(arguments) or [f"argument for {answer}"],
+        confidence=confidence,
+        would_change_mind="new incident data",
+    )
+
+
+def make_rebuttal(answer: str, *arguments: str, confidence: float = 0.7) -> Position:
+    """A valid round-2+ position: it rebuts one point."""
+    return make_position(answer, *arguments, rebuttals=("the others overlook the migration",), confidence=confidence)
+
+
+def make_verdict(decision: str, confidence: float = 0.8) -> Verdict:
+    return Verdict(
+        rationale=f"ops argued best for {decision}",
+        assessments=[ExpertAssessment(expert="ops", assessment="strongest case")],
+        decision=decision,
+        confidence=confidence,
+    )
+
+
+def make_debate(
+    model: ScriptedModel,
+    stop: TerminationCondition,
+    *,
+    experts: tuple[str, ...] = EXPERTS,
+    arbiter: Arbiter | None = None,
+    options: tuple[str, ...] = (),
+    seed: int = 0,
+    retries: int = 2,
+) -> Debate:
+    """Built-in expert roles on the model's spec; an LLM arbiter named 'arbiter' unless ``arbiter`` is given."""
+    return Debate(
+        [RoleAgent(role(name), model.spec, max_parse_retries=retries) for name in experts],
+        arbiter or RoleAgent(role("arbiter"), model.spec, max_parse_retries=retries),
+        stop=stop,
+        options=options,
+        seed=seed,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _isolated_run_store(tmp_path_factory, monkeypatch):
+    """Every test records its runs into its own throwaway store, never the user's."""
+    monkeypatch.setenv("MOOT_STORE", str(tmp_path_factory.mktemp("store") / "runs.sqlite3"))

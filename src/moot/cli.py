@@ -7,15 +7,18 @@ on stderr naming what is wrong and what is valid, and exit code 2.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 import typer
 from autogen_agentchat.base import TaskResult
 from rich.console import Console
 
-from moot.console import render_message, render_result
+from moot.console import render_message, render_result, runs_table
 from moot.errors import ConfigError
-from moot.scenario import Scenario, load_scenario, parse_model_options
+from moot.scenario import Scenario, find_scenario, load_scenario, parse_model_options
+from moot.store import RunRecord, RunStore, resumable_state
+from moot.teams._base import MootTeam
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="moot: multi-agent debate and review loops.")
 out = Console()
@@ -33,6 +36,11 @@ ModelOption = Annotated[
 TaskOption = Annotated[str | None, typer.Option("--task", help="Replace the scenario's task text.")]
 
 
+StoreOption = Annotated[
+    str | None, typer.Option("--store", help="Run store (SQLite) path; default $MOOT_STORE or the user data dir.")
+]
+
+
 @app.callback()
 def root() -> None:
     """moot: multi-agent debate and review loops on AutoGen."""
@@ -48,33 +56,105 @@ def run(
     scenario: Annotated[str, typer.Argument(help="Scenario name (see scenarios/) or path to a scenario script.")],
     model: ModelOption = [],  # noqa: B006 - typer reads the default
     task: TaskOption = None,
+    store: StoreOption = None,
 ) -> None:
     """Run a scenario, printing the transcript live and then the result."""
     try:
         loaded = load_scenario(scenario)
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    run_scenario(loaded, model, task)
+    run_scenario(loaded, model, task, store=store, reference=scenario)
 
 
-def run_scenario(scenario: Scenario, model_options: list[str], task: str | None) -> TaskResult:
-    """Resolve models, build the team (all bad input surfaces here, before any output), run it."""
+@app.command()
+def resume(
+    run_id: Annotated[str | None, typer.Argument(help="The run to continue (see moot runs).")] = None,
+    last: Annotated[bool, typer.Option("--last", help="Continue the newest unfinished run.")] = False,
+    store: StoreOption = None,
+) -> None:
+    """Continue a run that was killed or interrupted, from its last checkpoint."""
     try:
-        models = parse_model_options(model_options, scenario.roles)
-        team = scenario.build(models)
+        record = _resumable(RunStore.shared(store), run_id, last)
+        loaded = load_scenario(record.scenario or "")
+        team = _build(loaded, list(record.options.get("model_options", [])), store)
+        resumable_state(RunStore.shared(store), record.id)
     except ConfigError as exc:
         raise fail(str(exc)) from None
+    out.print(f"[bold]moot[/] resuming run [cyan]{record.id}[/] of {loaded.name} ({record.turns} turns recorded)")
+    asyncio.run(_render(team.resume_stream(record.id)))
+
+
+@app.command()
+def runs(
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many runs to list.")] = 20,
+    store: StoreOption = None,
+) -> None:
+    """List recent runs, newest first."""
+    try:
+        records = RunStore.shared(store).list(limit)
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    out.print(runs_table(records))
+
+
+def _resumable(store: RunStore, run_id: str | None, last: bool) -> RunRecord:
+    if (run_id is None) == (not last):
+        raise ConfigError("give a RUN_ID or --last (not both); moot runs lists run ids")
+    if run_id is not None:
+        record = store.get(run_id)
+    else:
+        found = store.last_unfinished()
+        if found is None:
+            raise ConfigError("no unfinished run to resume; moot runs lists runs")
+        record = found
+    if record.scenario is None:
+        raise ConfigError(f"run {record.id} was started from code, not a scenario; resume it with team.resume(run_id)")
+    return record
+
+
+def _build(scenario: Scenario, model_options: list[str], store: str | None) -> MootTeam:
+    models = parse_model_options(model_options, scenario.roles)
+    team = scenario.build(models)
+    if not isinstance(team, MootTeam):
+        raise ConfigError(f"scenario {scenario.name} must build a moot team, got {type(team).__name__}")
+    team.store_path = store
+    return team
+
+
+def run_scenario(
+    scenario: Scenario, model_options: list[str], task: str | None, *, store: str | None = None, reference: str = ""
+) -> TaskResult:
+    """Resolve models, build the team (all bad input surfaces here, before any output), run it."""
+    try:
+        team = _build(scenario, model_options, store)
+        RunStore.shared(store)  # an unreadable store is bad input too: refuse before the run starts
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    team.run_info = {
+        "scenario": str(find_scenario(reference).resolve()) if reference else scenario.name,
+        "models": {role: str(team_spec) for role, team_spec in _specs(scenario, model_options).items()},
+        "options": {"model_options": model_options},
+    }
     out.print(f"[bold]moot[/] running [cyan]{scenario.name}[/]: {scenario.description}")
-    return asyncio.run(_stream(team, task or scenario.task))
+    return asyncio.run(_render(team.run_stream(task=task or scenario.task), team))
 
 
-async def _stream(team: object, task: str) -> TaskResult:
+def _specs(scenario: Scenario, model_options: list[str]) -> dict[str, object]:
+    models = parse_model_options(model_options, scenario.roles)
+    return {role: models.spec(role) for role in scenario.roles}
+
+
+async def _render(stream: AsyncIterator[object], team: MootTeam | None = None) -> TaskResult:
     result: TaskResult | None = None
-    async for item in team.run_stream(task=task):  # type: ignore[attr-defined]
+    announced = False
+    async for item in stream:
+        if team is not None and not announced and team.run_id is not None:
+            out.print(f"[dim]run id:[/] {team.run_id}   [dim](resume with: moot resume {team.run_id})[/]")
+            announced = True
         if isinstance(item, TaskResult):
             result = item
         else:
-            render_message(out, item)
+            render_message(out, item)  # type: ignore[arg-type]
     assert result is not None
     render_result(out, result)
     return result
@@ -85,8 +165,8 @@ def run_scenario_main(scenario: Scenario, argv: list[str]) -> None:
     command = typer.Typer(add_completion=False)
 
     @command.command()
-    def main(model: ModelOption = [], task: TaskOption = None) -> None:  # noqa: B006
-        run_scenario(scenario, model, task)
+    def main(model: ModelOption = [], task: TaskOption = None, store: StoreOption = None) -> None:  # noqa: B006
+        run_scenario(scenario, model, task, store=store, reference=scenario.name)
 
     command(args=argv, prog_name=f"{scenario.name}.py")
 

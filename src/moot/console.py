@@ -13,6 +13,7 @@ from rich.text import Text
 from moot.arbiters import Verdict
 from moot.messages import RoundCompleted
 from moot.roles import Critique, Position
+from moot.store import RunRecord
 from moot.teams import DebateResult, ReflectionResult
 from moot.teams._records import Usage
 
@@ -65,6 +66,25 @@ def _verdict_panel(source: str, verdict: Verdict) -> Panel:
     body += [Text(f"{a.expert}: {a.assessment}", style="dim") for a in verdict.assessments]
     body += [Text(f"dissent: {d}", style="yellow") for d in verdict.dissent]
     return Panel(Group(*body), title=f"verdict ({source})", title_align="left", border_style="green")
+
+
+def runs_table(records: list[RunRecord]) -> Table:
+    table = Table(title="runs (newest first)", show_edge=False)
+    for column in ("id", "scenario", "team", "status", "stop reason", "turns", "tokens", "started"):
+        table.add_column(column, overflow="fold")
+    for r in records:
+        scenario = (r.scenario or "-").rsplit("/", 1)[-1].removesuffix(".py")
+        table.add_row(
+            r.id,
+            scenario,
+            r.team,
+            r.status,
+            r.stop_reason or "-",
+            str(r.turns),
+            str(r.prompt_tokens + r.completion_tokens),
+            r.created_at[:19].replace("T", " "),
+        )
+    return table
 
 
 def usage_table(usage: Usage) -> Table:

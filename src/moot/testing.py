@@ -15,7 +15,9 @@ less. Nothing here touches the network.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ from pydantic import BaseModel
 from moot.errors import ConfigError, ScriptError
 from moot.models._spec import ModelSpec
 
-__all__ = ["Reply", "ScriptedCall", "ScriptedClient", "ScriptedModel", "count_words"]
+__all__ = ["DeterministicModel", "Reply", "ScriptedCall", "ScriptedClient", "ScriptedModel", "count_words"]
 
 Reply = str | BaseModel | Mapping[str, Any] | Exception | Callable[[Sequence[LLMMessage]], str]
 """A scripted reply: text, a model/dict (sent as JSON), an exception to raise, or a function of the prompt."""
@@ -97,7 +99,7 @@ class ScriptedClient(ChatCompletionClient):
                 f"unexpected call #{len(self.calls)} to the scripted model of {self.agent!r}: "
                 f"its script is used up (last message: {last!r})"
             )
-        text = self._render(self.replies.popleft(), messages)
+        text = self._render(self.replies.popleft(), messages, json_output)
         usage = RequestUsage(
             prompt_tokens=sum(count_words(_message_text(m)) for m in messages),
             completion_tokens=count_words(text),
@@ -109,13 +111,15 @@ class ScriptedClient(ChatCompletionClient):
         return CreateResult(finish_reason="stop", content=text, usage=usage, cached=False)
 
     @staticmethod
-    def _render(reply: Reply, messages: Sequence[LLMMessage]) -> str:
+    def _render(reply: Reply, messages: Sequence[LLMMessage], output: bool | type[BaseModel] | None = None) -> str:
         if isinstance(reply, Exception):
             raise reply
         if isinstance(reply, BaseModel):
             return reply.model_dump_json()
         if isinstance(reply, Mapping):
             return json.dumps(reply)
+        if isinstance(reply, _Computed):
+            return reply(messages, output if isinstance(output, type) else None)
         if callable(reply):
             return reply(messages)
         return reply
@@ -209,6 +213,95 @@ class ScriptedModel:
         _REGISTRY.pop(self.name, None)
         if exc_type is None:
             self.assert_consumed()
+
+
+class DeterministicModel:
+    """Replies that are a pure function of (agent, prompt), for crash-and-resume tests.
+
+    A resumed run in a new process sends the same prompts as the run that
+    died, so it gets the same replies, however many calls came before: unlike
+    a script, nothing depends on call order. Structured replies (Critique,
+    Position, Rebuttal, Verdict) are valid objects whose values derive from
+    the prompt's hash. ``delay`` seconds per call leave room to kill a run mid-turn.
+    """
+
+    def __init__(self, name: str = "deterministic", delay: float = 0.0) -> None:
+        self.name = name
+        self.delay = delay
+
+    def client(self, agent: str | None) -> ScriptedClient:
+        return ScriptedClient(_Endless(self._reply, agent or "agent", self.delay), agent or "agent")
+
+    def _reply(self, agent: str, messages: Sequence[LLMMessage], output: type[BaseModel] | None) -> str:
+        text = "\n".join(_message_text(m) for m in messages)
+        digest = int(hashlib.sha256(f"{agent}\n{text}".encode()).hexdigest(), 16)
+        if output is None:
+            return f"{agent} draft {digest % 10_000:04d}"
+        return json.dumps(_fake_structured(output, agent, digest))
+
+    def register(self) -> DeterministicModel:
+        _REGISTRY[self.name] = self  # type: ignore[assignment]
+        return self
+
+    def unregister(self) -> None:
+        _REGISTRY.pop(self.name, None)
+
+
+class _Endless(deque):  # type: ignore[type-arg]
+    """A never-empty reply queue whose replies are computed from the prompt."""
+
+    def __init__(self, reply: Callable[..., str], agent: str, delay: float) -> None:
+        super().__init__()
+        self.reply, self.agent, self.delay = reply, agent, delay
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __len__(self) -> int:
+        return 0
+
+    def popleft(self) -> Reply:
+        return _Computed(self.reply, self.agent, self.delay)
+
+
+@dataclass(frozen=True)
+class _Computed:
+    """A reply computed from the prompt and the requested output schema."""
+
+    reply: Callable[..., str]
+    agent: str
+    delay: float
+
+    def __call__(self, messages: Sequence[LLMMessage], output: type[BaseModel] | None) -> str:
+        if self.delay:
+            time.sleep(self.delay)
+        return self.reply(self.agent, messages, output)
+
+
+def _fake_structured(output: type[BaseModel], agent: str, digest: int) -> dict[str, Any]:
+    """A valid instance of a moot schema, with values drawn from ``digest``."""
+    fields = output.model_json_schema().get("properties", {})
+    options = fields.get("answer", fields.get("decision", {})).get("enum") or ["yes", "no"]
+    choice = options[digest % len(options)]
+    point = f"{agent} point {digest % 97}"
+    candidates: dict[str, Any] = {
+        "reasoning": f"{agent} reasons {digest % 1000}",
+        "rationale": f"{agent} weighs the positions {digest % 1000}",
+        "score": 30 + digest % 70,
+        "strengths": [point],
+        "issues": [f"{agent} issue {digest % 89}"],
+        "verdict": "revise",
+        "agreements": [],
+        "rebuttals": [f"{agent} rebuts {digest % 83}"],
+        "answer": choice,
+        "decision": choice,
+        "key_arguments": [point],
+        "confidence": round((digest % 100) / 100, 2),
+        "would_change_mind": "new evidence",
+        "assessments": [{"expert": agent, "assessment": f"assessed {digest % 79}"}],
+        "dissent": [],
+    }
+    return {name: candidates[name] for name in fields if name in candidates}
 
 
 _REGISTRY: dict[str, ScriptedModel] = {}

@@ -14,15 +14,17 @@ crashed mid-flight is simply redone on the next run, never skipped.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from autogen_agentchat.base import TaskResult, Team, TerminationCondition
-from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StopMessage, TextMessage
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StopMessage, TextMessage
 from autogen_core import CancellationToken
 
 from moot.errors import MalformedOutputError
+from moot.teams._hooks import RunInfo, TeamHooks
 
 Message = BaseAgentEvent | BaseChatMessage
 Task = str | BaseChatMessage | Sequence[BaseChatMessage] | None
@@ -39,6 +41,15 @@ class MootTeam(Team):
         self._paused = asyncio.Event()
         self._paused.set()
         self.transcript: list[Message] = []
+        self.state: Any = None
+        self.run_id: str | None = None
+        """The current run's id; also its trace id."""
+        self.hooks: list[TeamHooks] = []
+        self.record = True
+        """Record runs in the run store (``$MOOT_STORE`` or ``store_path``); False turns it off."""
+        self.store_path: str | None = None
+        self.run_info: dict[str, Any] = {}
+        """Extra run metadata (scenario, models, options) stored with each run, e.g. by the CLI."""
 
     @property
     def name(self) -> str:
@@ -117,18 +128,43 @@ class MootTeam(Team):
     async def _run(
         self, task: Task, token: CancellationToken, output_task_messages: bool
     ) -> AsyncGenerator[Message | TaskResult, None]:
-        produced: list[Message] = []
         task_messages = self._intake(task)
-        for message in task_messages:
-            self.transcript.append(message)
-            if output_task_messages:
-                produced.append(message)
-                yield message
+        await self._begin_run(resumed=not task_messages)
+        produced: list[Message] = list(task_messages) if output_task_messages else []
+        status, stop_reason = "failed", "the run raised an exception"
+        try:
+            if task_messages:
+                await self._commit(task_messages)
+                for message in produced:
+                    yield message
+            result = None
+            async for item in self._loop(token, produced):
+                if isinstance(item, TaskResult):
+                    result = item
+                else:
+                    yield item
+            assert result is not None
+            status = "partial" if getattr(result, "partial", False) else "finished"
+            stop_reason = result.stop_reason
+            await self._end_run(status, stop_reason, _summary(result))
+            yield result
+        except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
+            await self._end_run("interrupted", "the run was interrupted", None)
+            raise
+        except Exception as exc:
+            await self._end_run(status, f"{type(exc).__name__}: {exc}", None)
+            raise
+
+    async def _loop(
+        self, token: CancellationToken, produced: list[Message]
+    ) -> AsyncGenerator[Message | TaskResult, None]:
         stop_reason, partial = None, False
         turns = self._turns(token)
         try:
             async for batch in turns:
-                async for message in self._record(batch, produced):
+                await self._commit(batch)
+                produced.extend(batch)
+                for message in batch:
                     yield message
                 stop = await self._check_stop(batch)
                 if stop is not None:
@@ -140,18 +176,93 @@ class MootTeam(Team):
         finally:
             await turns.aclose()
         async for batch in self._closing(token):
-            async for message in self._record(batch, produced):
+            await self._commit(batch)
+            produced.extend(batch)
+            for message in batch:
                 yield message
         if self._stop is not None:
             await self._stop.reset()
         yield self._result(produced, stop_reason or self._done_reason(), partial)
 
-    async def _record(self, batch: list[Message], produced: list[Message]) -> AsyncGenerator[Message, None]:
+    async def _commit(self, batch: Sequence[Message]) -> None:
+        """Append a turn to the transcript and checkpoint it through the hooks, before anyone sees it."""
         await self._paused.wait()
+        seq = len(self.transcript)
         self.transcript.extend(batch)
-        produced.extend(batch)
-        for message in batch:
-            yield message
+        if self.hooks and self.run_id is not None:
+            dumps = [m.dump() for m in batch]
+            state = self._checkpoint()
+            for hook in self.hooks:
+                await hook.on_batch(self.run_id, seq, dumps, state)
+
+    # ------------------------------------------------------------ run records
+    async def _begin_run(self, resumed: bool) -> None:
+        if not resumed or self.run_id is None:
+            self.run_id, resumed = uuid.uuid4().hex, False
+        if self.record and not self.hooks:
+            from moot.store import RunRecorder, RunStore
+
+            self.hooks.append(RunRecorder(RunStore.shared(self.store_path)))
+        info = RunInfo(team=self.name, task=self._task_text(), **self.run_info)
+        for hook in self.hooks:
+            await hook.on_run_start(self.run_id, info, resumed)
+
+    async def _end_run(self, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
+        if self.run_id is None:
+            return
+        for hook in self.hooks:
+            await hook.on_run_end(self.run_id, status, stop_reason, result)
+
+    def _checkpoint(self) -> dict[str, Any]:
+        """The team state without the transcript (the store keeps that as turns)."""
+        state = self.state.model_dump(mode="json")
+        state["messages"] = []
+        return state
+
+    def _task_text(self) -> str:
+        return self.state.task or ""
+
+    async def save_state(self) -> Mapping[str, Any]:
+        state = self._checkpoint()
+        state["messages"] = [m.dump() for m in self.transcript]
+        return state
+
+    async def load_state(self, state: Mapping[str, Any]) -> None:
+        loaded = type(self.state).model_validate(state)
+        factory = self._message_factory()
+        self.transcript = [factory.create(m) for m in loaded.messages]
+        loaded.messages = []
+        self.state = loaded
+        await self._replay_into_stop()
+
+    @abstractmethod
+    def _message_factory(self) -> MessageFactory:
+        """A factory that rebuilds every message type this team emits."""
+
+    async def resume(self, run_id: str | None = None) -> TaskResult | None:  # type: ignore[override]
+        """Without ``run_id``: AutoGen's resume-after-pause. With it: continue a stored run to its end.
+
+        The run continues from its last checkpoint: the turn that was in flight
+        when the process died is redone, and no finished turn is repeated.
+        """
+        if run_id is None:
+            self._paused.set()
+            return None
+        result: TaskResult | None = None
+        async for item in self.resume_stream(run_id):
+            if isinstance(item, TaskResult):
+                result = item
+        return result
+
+    async def resume_stream(self, run_id: str) -> AsyncGenerator[Message | TaskResult, None]:
+        """Stream the continuation of a stored run (see ``resume``)."""
+        from moot.store import RunStore, resumable_state
+
+        state = resumable_state(RunStore.shared(self.store_path), run_id)
+        await self.load_state(state)
+        self.run_id = run_id
+        async for item in self.run_stream():
+            yield item
 
     def _intake(self, task: Task) -> list[BaseChatMessage]:
         if task is None:
@@ -186,9 +297,6 @@ class MootTeam(Team):
         """Hold the run before its next turn (the turn in flight finishes)."""
         self._paused.clear()
 
-    async def resume(self) -> None:
-        self._paused.set()
-
     async def reset(self) -> None:
         if self._running:
             raise ValueError(f"team {self.name!r} is running; it cannot be reset now")
@@ -201,8 +309,7 @@ class MootTeam(Team):
     def _forget(self) -> None:
         """Drop all task progress (used by reset)."""
 
-    @abstractmethod
-    async def save_state(self) -> Mapping[str, Any]: ...
 
-    @abstractmethod
-    async def load_state(self, state: Mapping[str, Any]) -> None: ...
+def _summary(result: TaskResult) -> dict[str, Any]:
+    """The result without its messages (the store has them as turns)."""
+    return result.model_dump(mode="json", exclude={"messages"})

@@ -11,15 +11,15 @@ the latest positions, shown in a seeded shuffled order against position bias.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from autogen_agentchat.base import TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextMessage
+from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage, TextMessage
 from autogen_core import CancellationToken
 from pydantic import BaseModel
 
-from moot.arbiters import Arbiter, MajorityVote, Verdict
+from moot.arbiters import Arbiter, MajorityVote, Verdict, normalise_answer
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError
 from moot.messages import RoundCompleted, message_factory
@@ -118,7 +118,8 @@ class Debate(MootTeam):
         return message
 
     def _round_event(self, record: DebateRound) -> RoundCompleted:
-        answers = sorted(p.answer for p in record.positions.values())
+        # Who holds which answer (normalised): two experts swapping answers is progress, a respelling is not.
+        answers = [f"{name}={normalise_answer(p.answer)}" for name, p in record.positions.items()]
         return RoundCompleted(
             source=self.name,
             round=record.round,
@@ -169,7 +170,8 @@ class Debate(MootTeam):
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Verdict)):
             raise TypeError(f"arbiter {self.arbiter.name!r} must answer with a Verdict, got {type(message).__name__}")
         self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
-        self.state.verdict, self.state.verdict_by = message.content, self.arbiter.name
+        # A ruling of the arbiter's own clears a fallback left by an earlier run of this debate.
+        self.state.verdict, self.state.verdict_by, self.state.fallback_reason = message.content, self.arbiter.name, None
         return message
 
     def _verdict_message(self, verdict: Verdict, by: str, fallback: str | None) -> BaseChatMessage:
@@ -191,7 +193,7 @@ class Debate(MootTeam):
             rounds=rounds,
             partial=partial,
             usage=total_usage(r.usage for r in rounds) | self._arbiter_usage(messages),
-            metrics=debate_metrics(rounds, state.verdict, state.parse_failures),
+            metrics=debate_metrics(rounds, state.verdict, state.parse_failures, experts=len(self.experts)),
         )
 
     def _arbiter_usage(self, messages: list[Message]) -> dict[str, Any]:
@@ -202,13 +204,5 @@ class Debate(MootTeam):
         return usage
 
     # ------------------------------------------------------------------ state
-    async def save_state(self) -> Mapping[str, Any]:
-        self.state.messages = [m.dump() for m in self.transcript]
-        return self.state.model_dump(mode="json")
-
-    async def load_state(self, state: Mapping[str, Any]) -> None:
-        loaded = DebateState.model_validate(state)
-        factory = message_factory(StructuredMessage[Position], StructuredMessage[Verdict])
-        self.transcript = [factory.create(m) for m in loaded.messages]
-        self.state = loaded
-        await self._replay_into_stop()
+    def _message_factory(self) -> MessageFactory:
+        return message_factory(StructuredMessage[Position], StructuredMessage[Verdict])

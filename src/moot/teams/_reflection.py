@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TaskResult, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextMessage
+from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage, TextMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
@@ -199,16 +199,8 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         )
 
     # ------------------------------------------------------------------ state
-    async def save_state(self) -> Mapping[str, Any]:
-        self.state.messages = [m.dump() for m in self.transcript]
-        return self.state.model_dump(mode="json")
-
-    async def load_state(self, state: Mapping[str, Any]) -> None:
-        loaded = ReflectionState.model_validate(state)
-        factory = message_factory()
-        self.transcript = [factory.create(m) for m in loaded.messages]
-        self.state = loaded
-        await self._replay_into_stop()
+    def _message_factory(self) -> MessageFactory:
+        return message_factory()
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> ReflectionConfig:

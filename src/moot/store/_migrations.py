@@ -1,0 +1,81 @@
+"""Named, append-only schema migrations for the run store.
+
+Never edit a migration that has shipped: add a new one. Each runs once, in
+order, inside a transaction, and is recorded in ``migrations``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_runs_turns_checkpoints",
+        """
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            scenario TEXT,
+            team TEXT NOT NULL,
+            task TEXT NOT NULL,
+            models TEXT NOT NULL DEFAULT '{}',
+            options TEXT NOT NULL DEFAULT '{}',
+            status TEXT NOT NULL,
+            stop_reason TEXT,
+            result TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX runs_by_time ON runs (created_at);
+        CREATE TABLE turns (
+            run_id TEXT NOT NULL REFERENCES runs (id),
+            seq INTEGER NOT NULL,
+            step_id TEXT NOT NULL UNIQUE,
+            source TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            content TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        );
+        CREATE TABLE checkpoints (
+            run_id TEXT PRIMARY KEY REFERENCES runs (id),
+            seq INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    ),
+]
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet applied; return the names applied now.
+
+    Runs under BEGIN IMMEDIATE, so two processes opening a new store at once
+    serialise here instead of both creating the tables.
+    """
+    applied = []
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        done = {row[0] for row in db.execute("SELECT name FROM migrations")}
+        for name, script in MIGRATIONS:
+            if name in done:
+                continue
+            for statement in filter(str.strip, script.split(";")):
+                db.execute(statement)
+            db.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, now()))
+            applied.append(name)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return applied

@@ -1,0 +1,277 @@
+"""RunStore: every run, every turn as it completes, and the latest checkpoint, in SQLite.
+
+A turn's messages and the team state after it are written in one
+transaction, so after a crash the store holds either both or neither: resume
+restarts from the last checkpoint and redoes exactly the turn that was in
+flight. Step ids (``<run>:<seq>``) are unique, so a replayed step can never
+be recorded twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import BaseModel
+
+from moot.errors import ConfigError
+from moot.store._migrations import migrate, now
+
+__all__ = ["FINISHED", "RESUMABLE", "RunRecord", "RunStore", "TurnRecord", "resumable_state"]
+
+FINISHED = ("finished", "partial")
+RESUMABLE = ("running", "interrupted", "suspended", "failed")
+
+
+class RunRecord(BaseModel):
+    id: str
+    scenario: str | None
+    team: str
+    task: str
+    models: dict[str, str]
+    options: dict[str, Any]
+    status: str
+    stop_reason: str | None
+    result: dict[str, Any] | None
+    error: str | None
+    created_at: str
+    updated_at: str
+    turns: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class TurnRecord(BaseModel):
+    seq: int
+    step_id: str
+    source: str
+    kind: str
+    content: str
+    payload: dict[str, Any]
+    prompt_tokens: int
+    completion_tokens: int
+    created_at: str
+
+
+class RunStore:
+    """The SQLite run store; ``RunStore.default()`` honours ``$MOOT_STORE``."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            migrate(self._db)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(
+                f"cannot open run store {self.path}: {exc}; point $MOOT_STORE or --store at a writable SQLite file"
+            ) from None
+
+    @classmethod
+    def default_path(cls) -> Path:
+        return Path(os.environ.get("MOOT_STORE") or Path(platformdirs.user_data_dir("moot")) / "runs.sqlite3")
+
+    @classmethod
+    def default(cls) -> RunStore:
+        return cls.shared(None)
+
+    @classmethod
+    def shared(cls, path: str | Path | None) -> RunStore:
+        """One open store per path and process (``None``: the default path), reused by every team."""
+        resolved = Path(path) if path is not None else cls.default_path()
+        key = str(resolved.resolve()) if resolved.exists() else str(resolved.absolute())
+        if key not in _OPEN:
+            _OPEN[key] = cls(resolved)
+        return _OPEN[key]
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # ----------------------------------------------------------------- writes
+    def create_run(
+        self,
+        run_id: str,
+        *,
+        team: str,
+        task: str,
+        scenario: str | None = None,
+        models: Mapping[str, str] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        stamp = now()
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO runs (id, scenario, team, task, models, options, status, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                (
+                    run_id,
+                    scenario,
+                    team,
+                    task,
+                    json.dumps(dict(models or {})),
+                    json.dumps(dict(options or {})),
+                    stamp,
+                    stamp,
+                ),
+            )
+
+    def record(
+        self, run_id: str, first_seq: int, messages: Sequence[Mapping[str, Any]], state: Mapping[str, Any]
+    ) -> None:
+        """Append a turn's messages and replace the checkpoint, atomically."""
+        stamp = now()
+        rows = [_turn_row(run_id, first_seq + i, m, stamp) for i, m in enumerate(messages)]
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO turns (run_id, seq, step_id, source, kind, content, payload,"
+                " prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            db.execute(
+                "INSERT INTO checkpoints (run_id, seq, state, created_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (run_id) DO UPDATE SET seq = excluded.seq, state = excluded.state,"
+                " created_at = excluded.created_at",
+                (run_id, first_seq + len(messages), json.dumps(dict(state)), stamp),
+            )
+            db.execute("UPDATE runs SET status = 'running', updated_at = ? WHERE id = ?", (stamp, run_id))
+
+    def finish(self, run_id: str, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE runs SET status = ?, stop_reason = ?, result = ?, updated_at = ? WHERE id = ?",
+                (status, stop_reason, json.dumps(result) if result is not None else None, now(), run_id),
+            )
+
+    def fail(self, run_id: str, status: str, error: str) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE runs SET status = ?, error = ?, updated_at = ? WHERE id = ?", (status, error, now(), run_id)
+            )
+
+    # ------------------------------------------------------------------ reads
+    def get(self, run_id: str) -> RunRecord:
+        row = self._db.execute(_RUN_QUERY + " WHERE r.id = ? GROUP BY r.id", (run_id,)).fetchone()
+        if row is None:
+            recent = ", ".join(r.id for r in self.list(limit=5)) or "none yet"
+            raise ConfigError(f"unknown run {run_id!r}; recent runs: {recent}")
+        return _run(row)
+
+    def list(self, limit: int = 20) -> list[RunRecord]:
+        query = _RUN_QUERY + " GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?"
+        return [_run(row) for row in self._db.execute(query, (limit,))]
+
+    def last_unfinished(self) -> RunRecord | None:
+        marks = ",".join("?" * len(RESUMABLE))
+        query = (
+            _RUN_QUERY + f" WHERE r.status IN ({marks}) GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1"
+        )
+        row = self._db.execute(query, RESUMABLE).fetchone()
+        return _run(row) if row else None
+
+    def checkpoint(self, run_id: str) -> tuple[int, dict[str, Any]] | None:
+        """The latest checkpoint: (number of transcript messages it covers, team state)."""
+        row = self._db.execute("SELECT seq, state FROM checkpoints WHERE run_id = ?", (run_id,)).fetchone()
+        return (row[0], json.loads(row[1])) if row else None
+
+    def turns(self, run_id: str) -> list[TurnRecord]:
+        rows = self._db.execute(
+            "SELECT seq, step_id, source, kind, content, payload, prompt_tokens, completion_tokens, created_at"
+            " FROM turns WHERE run_id = ? ORDER BY seq",
+            (run_id,),
+        )
+        keys = (
+            "seq",
+            "step_id",
+            "source",
+            "kind",
+            "content",
+            "payload",
+            "prompt_tokens",
+            "completion_tokens",
+            "created_at",
+        )
+        return [TurnRecord(**{**dict(zip(keys, r, strict=True)), "payload": json.loads(r[5])}) for r in rows]
+
+
+_OPEN: dict[str, RunStore] = {}
+
+
+def resumable_state(store: RunStore, run_id: str) -> dict[str, Any]:
+    """The state to continue ``run_id`` from, with its transcript; refuses finished or unknown runs."""
+    run = store.get(run_id)
+    if run.status in FINISHED:
+        raise ConfigError(
+            f"run {run_id} already finished ({run.status}: {run.stop_reason}); nothing to resume. "
+            "Unfinished runs can be resumed: moot runs lists them"
+        )
+    found = store.checkpoint(run_id)
+    if found is None:
+        raise ConfigError(f"run {run_id} has no checkpoint yet (it died before its first turn); start it again")
+    seq, state = found
+    state["messages"] = [t.payload for t in store.turns(run_id) if t.seq < seq]
+    return state
+
+
+_RUN_QUERY = (
+    "SELECT r.id, r.scenario, r.team, r.task, r.models, r.options, r.status, r.stop_reason, r.result, r.error,"
+    " r.created_at, r.updated_at, COUNT(t.seq), COALESCE(SUM(t.prompt_tokens), 0),"
+    " COALESCE(SUM(t.completion_tokens), 0) FROM runs r LEFT JOIN turns t ON t.run_id = r.id"
+)
+
+
+def _run(row: Sequence[Any]) -> RunRecord:
+    return RunRecord(
+        id=row[0],
+        scenario=row[1],
+        team=row[2],
+        task=row[3],
+        models=json.loads(row[4]),
+        options=json.loads(row[5]),
+        status=row[6],
+        stop_reason=row[7],
+        result=json.loads(row[8]) if row[8] else None,
+        error=row[9],
+        created_at=row[10],
+        updated_at=row[11],
+        turns=row[12],
+        prompt_tokens=row[13],
+        completion_tokens=row[14],
+    )
+
+
+def _turn_row(run_id: str, seq: int, message: Mapping[str, Any], stamp: str) -> tuple[Any, ...]:
+    usage = message.get("models_usage") or {}
+    metadata = message.get("metadata") or {}
+    content = message.get("content")
+    text = content if isinstance(content, str) else json.dumps(content)
+    return (
+        run_id,
+        seq,
+        f"{run_id}:{seq}",
+        str(message.get("source", "")),
+        str(metadata.get("moot_kind") or message.get("type", "")),
+        text,
+        json.dumps(message),
+        int(usage.get("prompt_tokens", 0)),
+        int(usage.get("completion_tokens", 0)),
+        stamp,
+    )
