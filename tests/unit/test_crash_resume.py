@@ -55,7 +55,7 @@ def wait_for_turns(store: Path, count: int, proc: subprocess.Popen[str]) -> None
 def uninterrupted(tmp_path_factory) -> list[tuple[str, str, str]]:
     store = tmp_path_factory.mktemp("straight") / "runs.sqlite3"
     proc = moot(store, "run", str(SCENARIO), "-m", "scripted:slow")
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     turns = transcript(store, only_run(store))
     assert len(turns) == TOTAL_TURNS
