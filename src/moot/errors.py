@@ -13,6 +13,8 @@ __all__ = [
     "ModelUnavailableError",
     "MootError",
     "ScriptError",
+    "ToolFaultError",
+    "TransientModelError",
 ]
 
 
@@ -46,3 +48,39 @@ class MalformedOutputError(MootError):
 
 class ScriptError(MootError, AssertionError):
     """A scripted test model was called when its script was empty, or ended with script left over."""
+
+
+class ToolFaultError(MootError):
+    """A tool (e.g. the test sandbox) kept failing on its own side, not because of the content it was given.
+
+    Raised only after the bounded retries ran out. It is never turned into a
+    critique: the draft is not at fault, so the generator must not be told to fix it.
+    """
+
+    def __init__(self, tool: str, attempts: int, last_error: str) -> None:
+        self.tool = tool
+        self.attempts = attempts
+        self.last_error = last_error
+        super().__init__(
+            f"{tool} failed on its own side {attempts} times (a tool fault, not a fault of the draft); "
+            f"last error: {last_error}"
+        )
+
+
+class TransientModelError(MootError):
+    """A model call kept failing on transient faults (timeout, connection, 429, 5xx) until the retries ran out.
+
+    Raised by the one retry layer (``RetryingClient``) after its bounded
+    backoff, with the last fault chained as ``__cause__``. The content is not
+    at fault: the same request may well succeed later.
+    """
+
+    def __init__(self, model: str, attempts: int, kind: str, last_error: str) -> None:
+        self.model = model
+        self.attempts = attempts
+        self.kind = kind
+        self.last_error = last_error
+        super().__init__(
+            f"model {model} kept failing on transient faults: {attempts} attempts, the last a {kind} fault; "
+            f"last error: {last_error}; try again later or allow more attempts (RetryPolicy.max_attempts)"
+        )

@@ -10,16 +10,18 @@ __all__ = ["agreement", "modal_answer", "normalise_answer"]
 
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
 _NOISE = re.compile(r"[^\w\s.+-]")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+"""A comma between digit groups ("1,000"), not one between two answers ("2, 3") or a decimal comma ("12,5")."""
 
 
 def normalise_answer(answer: str) -> str:
     """Lowercase, drop punctuation and surrounding noise, collapse spaces; numbers in canonical form."""
-    text = " ".join(_NOISE.sub(" ", answer.strip().lower()).split()).strip(" .")
-    compact = text.replace(",", "").replace(" ", "")
-    if _NUMBER.match(compact):
-        value = float(compact)
+    text = " ".join(_NOISE.sub(" ", _THOUSANDS.sub("", answer.lower())).split())
+    number = text.rstrip(".")  # a full stop after a number, but not a leading point: ".5" is 0.5, not 5
+    if _NUMBER.match(number):
+        value = float(number)
         return str(int(value)) if value.is_integer() else repr(value)
-    return text
+    return text.strip(" .")
 
 
 def modal_answer(answers: Sequence[str]) -> tuple[str, int]:

@@ -17,6 +17,7 @@ from moot.roles._role import (
     register_role,
     role,
 )
+from moot.roles._test_critic import TestCritic, TestCriticConfig
 
 __all__ = [
     "ARBITER",
@@ -31,6 +32,8 @@ __all__ = [
     "Role",
     "RoleAgent",
     "RoleAgentConfig",
+    "TestCritic",
+    "TestCriticConfig",
     "custom_role",
     "expert",
     "known_roles",

@@ -33,6 +33,7 @@ from moot.errors import MalformedOutputError
 from moot.models import ModelSpec
 from moot.roles._prompts import schema_hint
 from moot.roles._role import Role, import_output_type
+from moot.tracing import traced
 
 __all__ = ["RoleAgent", "RoleAgentConfig"]
 
@@ -144,7 +145,13 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         if output is not None:
             info = self.model_client.model_info
             json_output = output if info.get("structured_output") else (True if info.get("json_output") else None)
-        return await self.model_client.create(prompt, json_output=json_output, cancellation_token=token)
+        with traced("model_call", self.name, json_output=getattr(json_output, "__name__", str(json_output))) as span:
+            result = await self.model_client.create(prompt, json_output=json_output, cancellation_token=token)
+            if span is not None:
+                span.messages = [m.model_dump(mode="json") for m in prompt]
+                span.output = str(result.content)
+                span.prompt_tokens, span.completion_tokens = result.usage.prompt_tokens, result.usage.completion_tokens
+            return result
 
     async def _structured(
         self, prompt: list[LLMMessage], output: type[BaseModel], token: CancellationToken

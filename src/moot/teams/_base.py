@@ -14,17 +14,22 @@ crashed mid-flight is simply redone on the next run, never skipped.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
-from autogen_agentchat.base import TaskResult, Team, TerminationCondition
+from autogen_agentchat.base import ChatAgent, TaskResult, Team, TerminationCondition
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StopMessage, TextMessage
 from autogen_core import CancellationToken
+from pydantic import BaseModel
 
-from moot.errors import MalformedOutputError
+from moot.errors import MalformedOutputError, ToolFaultError
+from moot.messages import RoundCompleted
+from moot.roles import RoleAgent
 from moot.teams._hooks import RunInfo, TeamHooks
+from moot.tracing import TraceEvent, Tracer, TraceSink, traced
 
 Message = BaseAgentEvent | BaseChatMessage
 Task = str | BaseChatMessage | Sequence[BaseChatMessage] | None
@@ -48,6 +53,10 @@ class MootTeam(Team):
         self.record = True
         """Record runs in the run store (``$MOOT_STORE`` or ``store_path``); False turns it off."""
         self.store_path: str | None = None
+        self.tracer: Tracer | None = None
+        """None: a JSONL file per run (next to the store) plus OpenTelemetry export."""
+        self.trace_sinks: list[TraceSink] = []
+        """Extra sinks (TraceSink protocol) every run also reports to."""
         self.run_info: dict[str, Any] = {}
         """Extra run metadata (scenario, models, options) stored with each run, e.g. by the CLI."""
 
@@ -76,8 +85,29 @@ class MootTeam(Team):
         message and the event it completes (e.g. a round) are never split by a stop.
         """
 
-    def _on_fault(self, error: MalformedOutputError) -> None:
-        """Account for a turn that failed on malformed output (e.g. count its parse failures)."""
+    async def _ask(
+        self,
+        agent: ChatAgent,
+        prompt: str,
+        token: CancellationToken,
+        output_type: type[BaseModel] | None = None,
+    ) -> BaseChatMessage:
+        """One agent turn, traced as a ``turn`` span (the parent of its model calls)."""
+        step_id = f"{self.run_id}:{len(self.transcript)}"
+        with traced("turn", agent.name, step_id=step_id) as span:
+            messages = [TextMessage(content=prompt, source="user")]
+            if output_type is not None and isinstance(agent, RoleAgent):
+                response = await agent.respond(messages, token, output_type)
+            else:
+                response = await agent.on_messages(messages, token)
+            message = response.chat_message
+            if span is not None and message.models_usage is not None:
+                span.prompt_tokens = message.models_usage.prompt_tokens
+                span.completion_tokens = message.models_usage.completion_tokens
+            return message
+
+    def _on_fault(self, error: MalformedOutputError | ToolFaultError) -> None:
+        """Account for a turn that failed for good on malformed output or a broken tool."""
 
     async def _closing(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         """Turns that run after the loop stopped, whatever stopped it (a debate's verdict)."""
@@ -131,6 +161,19 @@ class MootTeam(Team):
         task_messages = self._intake(task)
         await self._begin_run(resumed=not task_messages)
         produced: list[Message] = list(task_messages) if output_task_messages else []
+        assert self.run_id is not None
+        tracer = self.tracer or Tracer.default()
+        tracer.sinks.extend(s for s in self.trace_sinks if s not in tracer.sinks)
+        with tracer.activate(self.run_id), tracer.span("run", self.name, resumed=not task_messages) as run_span:
+            async for item in self._traced_run(task_messages, produced, token, tracer):
+                if isinstance(item, TaskResult):
+                    run_span.attributes["stop_reason"] = item.stop_reason or ""
+                    _add_tokens(run_span, item.messages)
+                yield item
+
+    async def _traced_run(
+        self, task_messages: list[BaseChatMessage], produced: list[Message], token: CancellationToken, tracer: Tracer
+    ) -> AsyncGenerator[Message | TaskResult, None]:
         status, stop_reason = "failed", "the run raised an exception"
         try:
             if task_messages:
@@ -138,7 +181,7 @@ class MootTeam(Team):
                 for message in produced:
                     yield message
             result = None
-            async for item in self._loop(token, produced):
+            async for item in self._loop(token, produced, tracer):
                 if isinstance(item, TaskResult):
                     result = item
                 else:
@@ -156,21 +199,25 @@ class MootTeam(Team):
             raise
 
     async def _loop(
-        self, token: CancellationToken, produced: list[Message]
+        self, token: CancellationToken, produced: list[Message], tracer: Tracer
     ) -> AsyncGenerator[Message | TaskResult, None]:
         stop_reason, partial = None, False
         turns = self._turns(token)
+        round_start = time.time()
         try:
             async for batch in turns:
                 await self._commit(batch)
                 produced.extend(batch)
                 for message in batch:
                     yield message
+                round_start = _trace_round(tracer, batch, produced, round_start)
                 stop = await self._check_stop(batch)
                 if stop is not None:
                     stop_reason = stop.content
+                    with tracer.span("termination", stop.source, reason=stop.content):
+                        pass
                     break
-        except MalformedOutputError as exc:
+        except (MalformedOutputError, ToolFaultError) as exc:
             self._on_fault(exc)
             stop_reason, partial = f"error: {exc}", True
         finally:
@@ -313,3 +360,25 @@ class MootTeam(Team):
 def _summary(result: TaskResult) -> dict[str, Any]:
     """The result without its messages (the store has them as turns)."""
     return result.model_dump(mode="json", exclude={"messages"})
+
+
+def _add_tokens(span: TraceEvent, messages: Sequence[Message]) -> None:
+    for message in messages:
+        if message.models_usage is not None:
+            span.prompt_tokens += message.models_usage.prompt_tokens
+            span.completion_tokens += message.models_usage.completion_tokens
+
+
+def _trace_round(tracer: Tracer, batch: Sequence[Message], produced: Sequence[Message], start: float) -> float:
+    """Emit a ``round`` event when a batch completes a round; return when the next round starts."""
+    done = next((m for m in batch if isinstance(m, RoundCompleted)), None)
+    if done is None:
+        return start
+    with tracer.span("round", f"round {done.round}", round=done.round) as span:
+        span.start = start
+        _add_tokens(span, [m for m in produced if m.created_at.timestamp() >= start])
+        if done.score is not None:
+            span.attributes["score"] = done.score
+        if done.agreement is not None:
+            span.attributes["agreement"] = done.agreement
+    return time.time()

@@ -15,13 +15,13 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 from autogen_agentchat.base import TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage, TextMessage
+from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
 from autogen_core import CancellationToken
 from pydantic import BaseModel
 
 from moot.arbiters import Arbiter, MajorityVote, Verdict, normalise_answer
 from moot.conditions import Consensus, MaxRounds, TokenBudget
-from moot.errors import ConfigError, MalformedOutputError
+from moot.errors import ConfigError, MalformedOutputError, ToolFaultError
 from moot.messages import RoundCompleted, message_factory
 from moot.roles import Position, Rebuttal, RoleAgent
 from moot.roles._position import with_options
@@ -107,8 +107,7 @@ class Debate(MootTeam):
                 options=self.options,
             )
             schema = with_options(Rebuttal, "answer", self.options)
-        response = await expert.respond([TextMessage(content=prompt, source="user")], token, output_type=schema)
-        message = response.chat_message
+        message = await self._ask(expert, prompt, token, schema)
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
             raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")
         current.positions[expert.name] = message.content
@@ -127,8 +126,9 @@ class Debate(MootTeam):
             fingerprints={"positions": fingerprint(*answers)},
         )
 
-    def _on_fault(self, error: MalformedOutputError) -> None:
-        self.state.parse_failures += error.attempts
+    def _on_fault(self, error: MalformedOutputError | ToolFaultError) -> None:
+        if isinstance(error, MalformedOutputError):
+            self.state.parse_failures += error.attempts
 
     # ---------------------------------------------------------------- verdict
     def latest_positions(self) -> list[tuple[str, Position]]:
@@ -161,12 +161,11 @@ class Debate(MootTeam):
         prompt = render("turns/arbiter_rule", task=task, positions=shown, options=self.options)
         schema = with_options(Verdict, "decision", self.options)
         try:
-            response = await self.arbiter.respond([TextMessage(content=prompt, source="user")], token, schema)
+            message = await self._ask(self.arbiter, prompt, token, schema)
         except MalformedOutputError as exc:
             self.state.parse_failures += exc.attempts
             fallback = await MajorityVote().rule(task, shown)
             return self._verdict_message(fallback, MajorityVote.name, f"arbiter failed ({exc}); majority vote ruled")
-        message = response.chat_message
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Verdict)):
             raise TypeError(f"arbiter {self.arbiter.name!r} must answer with a Verdict, got {type(message).__name__}")
         self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))

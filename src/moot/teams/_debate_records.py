@@ -35,13 +35,16 @@ class DebateMetrics(BaseModel):
     flips: dict[str, list[int]]
     """Per expert, the rounds in which its answer changed from its previous one."""
     agreement_per_round: list[float]
+    """Per completed round: a round cut short by a stop has too few answers to agree or disagree."""
     first_round_majority: str | None
     final_matches_first_majority: bool | None
     """Did the verdict keep the majority of the independent first answers?"""
     parse_failures: int
 
 
-def debate_metrics(rounds: list[DebateRound], verdict: Verdict | None, parse_failures: int) -> DebateMetrics:
+def debate_metrics(
+    rounds: list[DebateRound], verdict: Verdict | None, parse_failures: int, *, experts: int
+) -> DebateMetrics:
     first = [p.answer for p in rounds[0].positions.values()] if rounds else []
     majority = modal_answer(first)[0] if first else None
     flips: dict[str, list[int]] = {}
@@ -57,7 +60,7 @@ def debate_metrics(rounds: list[DebateRound], verdict: Verdict | None, parse_fai
     return DebateMetrics(
         first_round_diversity=len({normalise_answer(a) for a in first}),
         flips=flips,
-        agreement_per_round=[r.agreement for r in rounds if r.positions],
+        agreement_per_round=[r.agreement for r in rounds if len(r.positions) == experts],
         first_round_majority=majority,
         final_matches_first_majority=matches,
         parse_failures=parse_failures,

@@ -11,12 +11,12 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TaskResult, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage, TextMessage
+from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
 from moot.conditions import default_stop
-from moot.errors import MalformedOutputError
+from moot.errors import MalformedOutputError, ToolFaultError
 from moot.messages import DRAFT, RoundCompleted, message_factory
 from moot.roles import Critique
 from moot.roles._prompts import render
@@ -134,8 +134,9 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
                 batch.append(self._round_event(self.state.rounds[-1]))
             yield batch
 
-    def _on_fault(self, error: MalformedOutputError) -> None:
-        self.state.parse_failures += error.attempts
+    def _on_fault(self, error: MalformedOutputError | ToolFaultError) -> None:
+        if isinstance(error, MalformedOutputError):
+            self.state.parse_failures += error.attempts
 
     async def _generate(self, token: CancellationToken) -> Message:
         state = self.state
@@ -150,8 +151,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
                 score=previous.score,
                 issues=previous.issues,
             )
-        response = await self.generator.on_messages([TextMessage(content=prompt, source="user")], token)
-        message = response.chat_message
+        message = await self._ask(self.generator, prompt, token)
         draft = message.to_model_text()
         record = ReflectionRound(round=len(state.rounds) + 1, draft=draft)
         add_usage(record.usage, self.generator.name, message.models_usage)
@@ -165,8 +165,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         current = state.rounds[-1]
         earlier = state.rounds[-2].issues if len(state.rounds) > 1 else []
         prompt = render("turns/critique", task=state.task, draft=current.draft, previous_issues=earlier)
-        response = await critic.on_messages([TextMessage(content=prompt, source="user")], token)
-        message = response.chat_message
+        message = await self._ask(critic, prompt, token)
         critique = _as_critique(critic.name, message)
         current.critiques.append(critique)
         add_usage(current.usage, critic.name, message.models_usage)

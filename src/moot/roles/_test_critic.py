@@ -1,0 +1,261 @@
+"""TestCritic: a critic that runs the draft's code against tests instead of guessing.
+
+Self-critique without an outside signal can make drafts worse; a critic
+grounded in test results is the one that reliably helps (Reflexion). So this
+critic makes no model call: it extracts the code from the draft, runs it in
+the sandbox (:mod:`moot.tools`) and turns each failing test into one
+specific, actionable issue (``test `slugify('a  b') == 'a-b'` failed: got
+'a--b', expected 'a-b'``), which the generator sees in its next revise turn.
+
+Faults are classified, not lumped: the code's failures are the critique;
+the sandbox's own failures (tool faults) are retried a bounded number of
+times and then raised as :class:`~moot.errors.ToolFaultError`, never
+reported to the generator as something to fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import AsyncGenerator, Sequence
+from typing import ClassVar, Self
+
+from autogen_agentchat.agents import BaseChatAgent
+from autogen_agentchat.base import Response
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StructuredMessage
+from autogen_core import CancellationToken, Component
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.errors import ConfigError, ToolFaultError
+from moot.roles._critique import Critique
+from moot.tools import (
+    Outcome,
+    SandboxLimits,
+    SandboxResult,
+    SandboxRunner,
+    SandboxStatus,
+    TestResult,
+    run_tests,
+    validate_tests,
+)
+
+__all__ = ["TestCritic", "TestCriticConfig", "extract_code", "to_critique"]
+
+DESCRIPTION = "Runs the draft's code against its tests in a sandbox and reports each failing test."
+
+# Markers of the critique turn prompt (roles/prompts/turns/critique.j2): the draft sits between them.
+_DRAFT_MARK = "Draft to review:"
+_AFTER_DRAFT_MARK = "\nIssues you reported on the previous draft"
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_PYTHON_TAGS = frozenset({"", "python", "py", "python3"})
+_MAX_ISSUES = 6  # Critique.issues max_length
+_POINT = 300  # Critique's max length of one issue or strength
+
+
+class TestCriticConfig(BaseModel):
+    """Everything a TestCritic is, except an injected runner (which is not serialisable)."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "test_critic"
+    description: str = DESCRIPTION
+    tests: list[str] = Field(min_length=1)
+    """Python snippets, one per test, run after the code; usually one assert each."""
+    limits: SandboxLimits = SandboxLimits()
+    tool_retries: int = Field(default=2, ge=0, le=10)
+    """Extra attempts after a tool fault before ToolFaultError is raised."""
+    retry_backoff_seconds: float = Field(default=0.2, ge=0, le=60)
+    """First retry waits about this long (with jitter), doubling per retry."""
+
+
+class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
+    """A critic that answers ``StructuredMessage[Critique]`` from test results; see the module docstring.
+
+    ``runner`` replaces the sandbox (e.g. a fake in tests); it is not part of
+    the dumped config, so a loaded TestCritic uses the real sandbox.
+    """
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+    component_config_schema = TestCriticConfig
+    component_provider_override = "moot.roles.TestCritic"
+
+    def __init__(
+        self,
+        tests: Sequence[str],
+        *,
+        name: str = "test_critic",
+        limits: SandboxLimits | None = None,
+        tool_retries: int = 2,
+        retry_backoff_seconds: float = 0.2,
+        runner: SandboxRunner | None = None,
+        description: str = DESCRIPTION,
+    ) -> None:
+        try:
+            self.config = TestCriticConfig(
+                name=name,
+                description=description,
+                tests=validate_tests(tests),
+                limits=limits or SandboxLimits(),
+                tool_retries=tool_retries,
+                retry_backoff_seconds=retry_backoff_seconds,
+            )
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise ConfigError(f"invalid TestCritic settings: {problems}") from None
+        super().__init__(name, description)
+        self.runner: SandboxRunner = runner or run_tests
+        self.last_result: SandboxResult | None = None
+        """The latest sandbox result, for callers who want more than the critique (stdout, timings)."""
+
+    @property
+    def tests(self) -> list[str]:
+        return self.config.tests
+
+    @property
+    def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
+        return (StructuredMessage[Critique],)
+
+    async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken) -> Response:
+        if not messages:
+            raise ValueError(f"{self.name} got no message; it reviews the draft in the latest message")
+        code, fenced = extract_code(messages[-1].to_model_text())
+        result, tool_faults = await self._run(code, cancellation_token)
+        self.last_result = result
+        message = StructuredMessage[Critique](
+            content=to_critique(result, fenced=fenced),
+            source=self.name,
+            models_usage=None,  # no model was called
+            metadata={
+                "tests_passed": str(result.passed),
+                "tests_total": str(result.total),
+                "tool_faults": str(tool_faults),
+            },
+        )
+        return Response(chat_message=message)
+
+    async def _run(self, code: str, token: CancellationToken) -> tuple[SandboxResult, int]:
+        """The sandbox result and how many tool faults preceded it; ToolFaultError when retries run out."""
+        config, error = self.config, ""
+        for attempt in range(config.tool_retries + 1):
+            if attempt:
+                await asyncio.sleep(config.retry_backoff_seconds * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
+            # A thread, so the blocking run (bounded by limits.wall_seconds) does not stall the event loop.
+            future = asyncio.ensure_future(asyncio.to_thread(self.runner, code, config.tests, config.limits))
+            token.link_future(future)
+            try:
+                result = await future
+            except OSError as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                continue
+            if result.status is not SandboxStatus.TOOL_FAULT:
+                return result, attempt
+            error = result.tool_error or "the sandbox reported a tool fault without details"
+        raise ToolFaultError(self.name, config.tool_retries + 1, error)
+
+    async def on_messages_stream(
+        self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken
+    ) -> AsyncGenerator[BaseAgentEvent | BaseChatMessage | Response, None]:
+        yield await self.on_messages(messages, cancellation_token)
+
+    async def on_reset(self, cancellation_token: CancellationToken) -> None:
+        self.last_result = None
+
+    def _to_config(self) -> TestCriticConfig:
+        return self.config
+
+    @classmethod
+    def _from_config(cls, config: TestCriticConfig) -> Self:
+        return cls(
+            config.tests,
+            name=config.name,
+            limits=config.limits,
+            tool_retries=config.tool_retries,
+            retry_backoff_seconds=config.retry_backoff_seconds,
+            description=config.description,
+        )
+
+
+def extract_code(text: str) -> tuple[str, bool]:
+    """The code to run from a critique prompt (or any text), and whether it came from a fenced block.
+
+    Only the draft is searched when the text is a critique prompt, so code
+    quoted in the task (e.g. the function to fix) is never run in its place.
+    The draft's last ```python (or untagged) block wins; with no block, the
+    draft itself is taken as code.
+    """
+    section = text
+    start = text.find(_DRAFT_MARK)
+    if start >= 0:
+        section = text[start + len(_DRAFT_MARK) :]
+        end = section.rfind(_AFTER_DRAFT_MARK)
+        section = section[:end] if end >= 0 else section
+    blocks = [body for tag, body in _FENCE.findall(section) if tag.lower() in _PYTHON_TAGS]
+    return (blocks[-1], True) if blocks else (section.strip(), False)
+
+
+def to_critique(result: SandboxResult, *, fenced: bool = True) -> Critique:
+    """A content result as a Critique: score = share of tests passed, one issue per failing test."""
+    if result.status is SandboxStatus.TOOL_FAULT:
+        raise ValueError("a tool fault is not a critique of the draft; retry the sandbox instead")
+    passed, total = result.passed, result.total
+    issues = _issues(result)
+    if result.status is not SandboxStatus.PASSED and not issues:
+        issues = ["the sandbox reported a failure without details; run the tests locally to see it"]
+    passing = [t for t in result.tests if t.outcome is Outcome.PASSED]
+    strengths = [_clip(f"passes {passed} of {total} tests: " + ", ".join(f"`{t.label}`" for t in passing))]
+    return Critique(
+        reasoning=_reasoning(result, fenced),
+        score=100 * passed // total if total else 0,
+        strengths=strengths if passing else [],
+        issues=issues,
+        verdict="accept" if result.status is SandboxStatus.PASSED else "revise",
+    )
+
+
+def _issues(result: SandboxResult) -> list[str]:
+    load = result.load
+    if load is not None and load.outcome is not Outcome.PASSED:
+        if load.outcome is Outcome.TIMEOUT:
+            return [_clip(f"loading the code timed out: it {load.message}; move slow work out of module level")]
+        where = f" ({load.where})" if load.where else ""
+        kind = f"{load.error_type}: " if load.error_type else ""
+        return [_clip(f"the code does not run: {kind}{load.message}{where}")]
+    issues = [_issue(t) for t in result.failures]
+    if len(issues) > _MAX_ISSUES:
+        rest = result.failures[_MAX_ISSUES - 1 :]
+        summary = f"{len(rest)} more tests fail: " + ", ".join(f"`{t.label}`" for t in rest)
+        issues = [*issues[: _MAX_ISSUES - 1], _clip(summary)]
+    return issues
+
+
+def _issue(test: TestResult) -> str:
+    name = f"test `{test.label}`"
+    if test.outcome is Outcome.FAILED:
+        return _clip(f"{name} failed: {test.message}")
+    if test.outcome is Outcome.TIMEOUT:
+        return _clip(f"{name} timed out: {test.message} (an endless loop, or far too slow)")
+    where = f" (at {test.where})" if test.where and test.where.startswith("candidate.py") else ""
+    if test.error_type is None:
+        return _clip(f"{name} did not finish: {test.message}")
+    return _clip(f"{name} raised {test.error_type}: {test.message}{where}")
+
+
+def _reasoning(result: SandboxResult, fenced: bool) -> str:
+    counts = {outcome: sum(t.outcome is outcome for t in result.tests) for outcome in Outcome}
+    parts = [
+        f"Ran the draft's code against {result.total} tests in a sandbox: {counts[Outcome.PASSED]} passed, "
+        f"{counts[Outcome.FAILED]} failed an assertion, {counts[Outcome.ERROR]} raised an error, "
+        f"{counts[Outcome.TIMEOUT]} timed out, {counts[Outcome.NOT_RUN]} did not run."
+    ]
+    if result.load is not None and result.load.outcome is not Outcome.PASSED:
+        parts.append("The code failed before any test could run.")
+    if not fenced:
+        parts.append("The draft has no ```python block, so its whole text was run as code.")
+    parts.append("The score is the share of tests passed; the verdict is accept only when every test passes.")
+    return " ".join(parts)[:1500]
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _POINT else text[: _POINT - 1] + "…"

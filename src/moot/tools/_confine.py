@@ -1,0 +1,336 @@
+"""Confinement the sandbox child applies to itself before any untrusted code runs.
+
+Copied next to the harness into the throwaway directory and loaded by it in
+the child; moot's package code never imports it (stdlib only, no moot imports).
+
+Layers, outermost first. The kernel-enforced ones hold even against code
+written to defeat them. The audit hook is what produces the clear error
+messages ("sandbox: network access is not allowed"), and the only
+spawn/network guard where the kernel layers are unavailable (not Linux, an
+old kernel) -- but it runs in the same interpreter as the code, so it is a
+guardrail against careless code, not a boundary against code set on
+defeating it (as PEP 578 itself warns):
+
+- resource limits (kernel): address space, CPU time, file size, no core files;
+- user and network namespaces (kernel, Linux): ``unshare(CLONE_NEWUSER |
+  CLONE_NEWNET)``, or as root ``CLONE_NEWNET`` alone if user namespaces are
+  disabled; the new network namespace has no usable interface, and in the new
+  user namespace even root has no capabilities over anything outside it;
+- Landlock (kernel, Linux >= 5.13): writes only beneath the work directory
+  (and to /dev/null), no execve, no TCP bind/connect (ABI >= 4), no signals or
+  abstract sockets outside the sandbox (ABI >= 6), no ptrace of outsiders;
+- seccomp (kernel, Linux x86_64/aarch64): no exec, fork, non-Unix sockets,
+  connect, ptrace, io_uring, namespace or BPF games; threads stay allowed;
+- a PEP 578 audit hook (interpreter): refuses process spawning, sockets other
+  than Unix socket pairs (asyncio needs those), ctypes, raising rlimits,
+  signalling other processes, writes outside the work directory and reads of
+  other processes' /proc entries (their environment holds API keys).
+
+Every kernel layer is best effort: a failure is skipped and the names of the
+layers that did apply are reported, so a result says how it was contained.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import resource
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+MB = 1024 * 1024
+
+_SPAWN_EVENTS = frozenset(
+    {
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "subprocess.Popen",
+        "pty.spawn",
+    }
+)
+_OTHER_EVENTS = {
+    "os.kill": "signalling other processes",
+    "os.killpg": "signalling other processes",
+    "signal.pthread_kill": "signalling threads",
+    "resource.setrlimit": "changing resource limits",
+    "resource.prlimit": "changing resource limits",
+}
+_PATH_EVENTS = {
+    "os.remove": (0,),
+    "os.rmdir": (0,),
+    "os.mkdir": (0,),
+    "os.rename": (0, 1),
+    "os.link": (0, 1),
+    "os.symlink": (1,),
+    "os.chmod": (0,),
+    "os.chown": (0,),
+    "os.truncate": (0,),
+    "os.utime": (0,),
+    "os.setxattr": (0,),
+    "os.removexattr": (0,),
+}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def confine(limits: dict[str, Any], workdir: str) -> list[str]:
+    """Apply every layer (see the module docstring); return the names of those that took effect."""
+    applied = set_limits(limits)
+    if sys.platform.startswith("linux"):
+        applied += _linux_layers(workdir)
+    _disarm_posixsubprocess()
+    sys.addaudithook(make_audit_hook(workdir, os.getpid()))
+    return [*applied, "audit-hook"]
+
+
+def set_limits(limits: dict[str, Any]) -> list[str]:
+    """Memory, CPU and file-size limits; lowering is always allowed, raising is refused by the hook."""
+    cpu = int(limits["cpu_seconds"])
+    wanted = {
+        resource.RLIMIT_AS: (limits["memory_mb"] * MB,) * 2,
+        resource.RLIMIT_CPU: (cpu, cpu + 1),
+        resource.RLIMIT_FSIZE: (limits["file_size_mb"] * MB,) * 2,
+        resource.RLIMIT_CORE: (0, 0),
+    }
+    for which, (soft, hard) in wanted.items():
+        _, current_hard = resource.getrlimit(which)
+        if current_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, current_hard), min(hard, current_hard)
+        resource.setrlimit(which, (soft, hard))
+    # A write past the file-size limit then fails with EFBIG (an error the code sees) instead of killing us.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    return ["rlimits"]
+
+
+# --------------------------------------------------------------------------- Linux kernel layers
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+
+
+def _linux_layers(workdir: str) -> list[str]:
+    libc = ctypes.CDLL(None, use_errno=True)
+    applied = []
+    # A new user namespace also strips root of its capabilities outside it (no CAP_SYS_PTRACE on the parent,
+    # whose /proc environ holds API keys; no CAP_DAC_OVERRIDE), while files keep their real owners.
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
+        applied += ["userns", "netns"]
+    elif os.geteuid() == 0 and libc.unshare(CLONE_NEWNET) == 0:
+        applied.append("netns")
+    # Die with the parent: a runner that crashes must not leave a sleeping candidate behind.
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+        applied.append("pdeathsig")
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
+        if _landlock(libc, workdir):
+            applied.append("landlock")
+        if _seccomp(libc):
+            applied.append("seccomp")
+    return applied
+
+
+# Landlock (include/uapi/linux/landlock.h). Syscall numbers are the same on x86_64 and aarch64.
+_LANDLOCK_CREATE, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT = 444, 445, 446
+_FS_EXECUTE, _FS_WRITE_FILE, _FS_TRUNCATE, _FS_REFER = 1 << 0, 1 << 1, 1 << 14, 1 << 13
+_FS_WRITE_TREE = sum(1 << bit for bit in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
+_NET_TCP = (1 << 0) | (1 << 1)  # bind, connect
+_SCOPE_ALL = (1 << 0) | (1 << 1)  # abstract unix sockets, signals
+
+
+def _landlock(libc: ctypes.CDLL, workdir: str) -> bool:
+    abi = int(libc.syscall(_LANDLOCK_CREATE, None, 0, 1))  # LANDLOCK_CREATE_RULESET_VERSION
+    if abi < 1:
+        return False
+    file_rights = _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
+    handled_fs = _FS_EXECUTE | file_rights | _FS_WRITE_TREE | (_FS_REFER if abi >= 2 else 0)
+    attr = (ctypes.c_uint64 * 3)(handled_fs, _NET_TCP if abi >= 4 else 0, _SCOPE_ALL if abi >= 6 else 0)
+    size = 8 * (3 if abi >= 6 else 2 if abi >= 4 else 1)
+    ruleset = int(libc.syscall(_LANDLOCK_CREATE, ctypes.byref(attr), size, 0))
+    if ruleset < 0:
+        return False
+    try:
+        allowed = [(workdir, handled_fs & ~_FS_EXECUTE), (os.devnull, file_rights)]
+        ok = all(_landlock_allow(libc, ruleset, path, rights) for path, rights in allowed)
+        return ok and int(libc.syscall(_LANDLOCK_RESTRICT, ruleset, 0)) == 0
+    finally:
+        os.close(ruleset)
+
+
+class _PathBeneath(ctypes.Structure):
+    """struct landlock_path_beneath_attr (packed)."""
+
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+def _landlock_allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> bool:
+    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    try:
+        rule = _PathBeneath(rights, fd)
+        return int(libc.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(rule), 0)) == 0  # RULE_PATH_BENEATH
+    finally:
+        os.close(fd)
+
+
+# seccomp: syscall numbers from the kernel's uapi headers (x86_64: asm/unistd_64.h; aarch64: asm-generic).
+_SECCOMP_ARCHES = {
+    "x86_64": (
+        0xC000003E,
+        {"clone": 56, "clone3": 435, "socket": 41},
+        (59, 322, 57, 58, 42, 101, 310, 311, 438, 272, 308, 165, 321, 323, 298, 250, 425),
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {"clone": 220, "clone3": 435, "socket": 198},
+        (221, 281, 203, 117, 270, 271, 438, 97, 268, 40, 280, 282, 241, 219, 425),
+    ),
+}
+"""arch -> (AUDIT_ARCH, special syscalls, denied syscalls: exec, execveat, [fork, vfork], connect, ptrace,
+process_vm_readv/writev, pidfd_getfd, unshare, setns, mount, bpf, userfaultfd, perf_event_open, keyctl,
+io_uring_setup)."""
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_CLONE_THREAD, _AF_UNIX, _X32_BIT = 0x00010000, 1, 0x40000000
+
+Insn = tuple[int, "int | str", "int | str", int]
+
+
+def seccomp_program(machine: str) -> list[tuple[int, int, int, int]] | None:
+    """The BPF filter for ``machine`` as (code, jt, jf, k) rows, or None for an unsupported architecture."""
+    if machine not in _SECCOMP_ARCHES:
+        return None
+    arch, special, denied = _SECCOMP_ARCHES[machine]
+    program: list[Insn | str] = [(_LD_W_ABS, 0, 0, 4), (_JEQ, 0, "deny", arch), (_LD_W_ABS, 0, 0, 0)]
+    if machine == "x86_64":
+        program.append((_JGE, "deny", 0, _X32_BIT))  # the x32 ABI would bypass every number below
+    program += [(_JEQ, "deny", 0, nr) for nr in denied]
+    program += [
+        (_JEQ, "enosys", 0, special["clone3"]),  # glibc then falls back to clone(), whose flags we can read
+        (_JEQ, "clone", 0, special["clone"]),
+        (_JEQ, "socket", 0, special["socket"]),
+        (_RET, 0, 0, _RET_ALLOW),
+        "clone",
+        (_LD_W_ABS, 0, 0, 16),
+        (_JSET, "allow", "deny", _CLONE_THREAD),  # a new thread is fine, a new process is not
+        "socket",
+        (_LD_W_ABS, 0, 0, 16),
+        (_JEQ, "allow", "deny", _AF_UNIX),  # socketpair() for asyncio's self-pipe; no network families
+        "deny",
+        (_RET, 0, 0, _RET_ERRNO | errno.EPERM),
+        "enosys",
+        (_RET, 0, 0, _RET_ERRNO | errno.ENOSYS),
+        "allow",
+        (_RET, 0, 0, _RET_ALLOW),
+    ]
+    return _assemble(program)
+
+
+def _assemble(program: list[Insn | str]) -> list[tuple[int, int, int, int]]:
+    """Resolve label jumps into BPF's relative offsets."""
+    labels: dict[str, int] = {}
+    rows: list[Insn] = []
+    for item in program:
+        if isinstance(item, str):
+            labels[item] = len(rows)
+        else:
+            rows.append(item)
+
+    def offset(target: int | str, index: int) -> int:
+        return target if isinstance(target, int) else labels[target] - index - 1
+
+    return [(code, offset(jt, i), offset(jf, i), k) for i, (code, jt, jf, k) in enumerate(rows)]
+
+
+class _SockFilter(ctypes.Structure):
+    """struct sock_filter: one BPF instruction."""
+
+    _fields_ = (("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint))
+
+
+class _SockFprog(ctypes.Structure):
+    """struct sock_fprog: the program handed to the kernel."""
+
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def _seccomp(libc: ctypes.CDLL) -> bool:
+    rows = seccomp_program(platform.machine())
+    if rows is None:
+        return False
+    filters = (_SockFilter * len(rows))(*(_SockFilter(*row) for row in rows))
+    program = _SockFprog(len(rows), filters)
+    return int(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0)) == 0
+
+
+# --------------------------------------------------------------------------- audit hook
+def _disarm_posixsubprocess() -> None:
+    """``_posixsubprocess.fork_exec`` raises no audit event, so replace it before any code can reach it.
+
+    Importing it afresh is then refused by the hook ("import" event), so the original cannot come back.
+    """
+    import _posixsubprocess
+
+    def fork_exec(*args: object) -> None:
+        raise PermissionError("sandbox: starting processes is not allowed (_posixsubprocess.fork_exec)")
+
+    _posixsubprocess.fork_exec = fork_exec  # type: ignore[assignment]
+
+
+def make_audit_hook(workdir: str, pid: int) -> Callable[[str, tuple[Any, ...]], None]:
+    """The PEP 578 hook: raise PermissionError, with a message saying what is not allowed, on a forbidden event."""
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        reason = _refusal(event, args, workdir, pid)
+        if reason:
+            raise PermissionError(f"sandbox: {reason} is not allowed ({event})")
+
+    return hook
+
+
+def _refusal(event: str, args: tuple[Any, ...], workdir: str, pid: int) -> str | None:
+    if event in _SPAWN_EVENTS:
+        return "starting processes"
+    if event in _OTHER_EVENTS:
+        return _OTHER_EVENTS[event]
+    if event.startswith("socket."):
+        unix = event == "socket.__new__" and len(args) > 1 and args[1] == _AF_UNIX
+        return None if unix else "network access"
+    if event.startswith("ctypes."):
+        return "ctypes (foreign function calls)"
+    if event == "import" and args and args[0] == "_posixsubprocess":
+        return "starting processes"
+    if event == "open" and args:
+        return _open_refusal(args, workdir, pid)
+    if event in _PATH_EVENTS:
+        paths = [args[i] for i in _PATH_EVENTS[event] if i < len(args)]
+        return None if all(_inside(p, workdir) for p in paths) else "changing files outside the work directory"
+    return None
+
+
+def _open_refusal(args: tuple[Any, ...], workdir: str, pid: int) -> str | None:
+    path, flags = args[0], args[2] if len(args) > 2 else 0
+    if isinstance(path, int):
+        return None
+    real = os.path.realpath(os.fsdecode(path))
+    parts = real.split(os.sep)
+    if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and int(parts[2]) != pid:
+        return "reading other processes' /proc entries"
+    if isinstance(flags, int) and flags & _WRITE_FLAGS and not _inside(real, workdir) and real != os.devnull:
+        return "writing files outside the work directory"
+    return None
+
+
+def _inside(path: object, workdir: str) -> bool:
+    if isinstance(path, int):
+        return True  # an already-open descriptor
+    real = os.path.realpath(os.fsdecode(path))  # type: ignore[arg-type]
+    return real == workdir or real.startswith(workdir + os.sep)

@@ -1,0 +1,22 @@
+"""Tracing: structured events per run, round, turn, model call, tool call and termination.
+
+Every event carries the run's trace id; model calls carry the exact prompt
+they sent. Events go to a JSONL file per run and to OpenTelemetry (when an
+SDK and exporter are configured); add your own sink with the TraceSink protocol.
+"""
+
+from moot.tracing._events import EventKind, TraceEvent
+from moot.tracing._sinks import JsonlSink, OtelSink, TraceSink
+from moot.tracing._tracer import Tracer, current_span, default_trace_dir, traced
+
+__all__ = [
+    "EventKind",
+    "JsonlSink",
+    "OtelSink",
+    "TraceEvent",
+    "TraceSink",
+    "Tracer",
+    "current_span",
+    "default_trace_dir",
+    "traced",
+]

@@ -1,0 +1,139 @@
+"""Arbiters without a model: answer normalisation, modal answer, agreement, and the MajorityVote arbiter."""
+
+from __future__ import annotations
+
+import pytest
+
+from moot.arbiters import Arbiter, ExpertAssessment, MajorityVote, Verdict, agreement, modal_answer, normalise_answer
+from tests.conftest import make_position
+
+TASK = "Should we split the billing module out of the monolith?"
+
+
+@pytest.mark.parametrize(
+    ("answer", "normal"),
+    [
+        ("Keep", "keep"),
+        ("keep.", "keep"),
+        (" KEEP ", "keep"),
+        ("'keep'", "keep"),
+        ("Split  the module!", "split the module"),
+        ("42", "42"),
+        ("42.0", "42"),
+        (" 42. ", "42"),
+        ("0.50.", "0.5"),
+        ("$42", "42"),
+        ("1,000", "1000"),
+        ("1,000,000.50", "1000000.5"),
+        ("1e3", "1000"),
+        ("-0.50", "-0.5"),
+        ("+7", "7"),
+        (".5", "0.5"),
+        ("v2.0", "v2.0"),
+    ],
+)
+def test_normalise_answer(answer, normal):
+    assert normalise_answer(answer) == normal
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (".5", "5"),  # a leading decimal point is part of the number, not noise
+        ("2, 3", "23"),  # two numbers are not one number with a thousands separator
+        ("12,5", "125"),
+        ("keep", "split"),
+        ("42", "42.5"),
+    ],
+)
+def test_different_answers_stay_different(a, b):
+    assert normalise_answer(a) != normalise_answer(b)
+
+
+@pytest.mark.parametrize(
+    ("answers", "modal"),
+    [
+        (["keep"], ("keep", 1)),
+        (["Keep", "split", "keep."], ("keep", 2)),
+        (["42", "42.0", "41"], ("42", 2)),
+        (["split", "keep", "keep", "split"], ("split", 2)),  # a tie goes to the answer seen first
+        (["keep", "split", "split", "keep"], ("keep", 2)),
+        (["defer", "split", "keep"], ("defer", 1)),
+    ],
+)
+def test_modal_answer(answers, modal):
+    assert modal_answer(answers) == modal
+
+
+def test_modal_answer_of_nothing_raises():
+    with pytest.raises(ValueError, match="no answers to count"):
+        modal_answer([])
+
+
+@pytest.mark.parametrize(
+    ("answers", "share"),
+    [
+        ([], 0.0),
+        (["keep"], 1.0),
+        (["Keep", "keep.", " KEEP "], 1.0),
+        (["42", "42.0"], 1.0),
+        (["split", "keep", "keep"], 2 / 3),
+        (["split", "keep", "defer"], 1 / 3),
+        (["split", "keep", "keep", "split"], 0.5),
+    ],
+)
+def test_agreement_is_the_share_holding_the_modal_answer(answers, share):
+    assert agreement(answers) == pytest.approx(share)
+
+
+def test_majority_vote_is_an_arbiter_without_a_model():
+    vote = MajorityVote()
+    assert isinstance(vote, Arbiter)
+    assert vote.name == "majority_vote"
+    assert not hasattr(vote, "model_client")
+
+
+async def test_majority_vote_rules_for_the_normalised_majority():
+    positions = [
+        ("architect", make_position("split", confidence=0.9)),
+        ("ops", make_position("Keep", confidence=0.6)),
+        ("business", make_position("keep.", confidence=0.5)),
+    ]
+    verdict = await MajorityVote().rule(TASK, positions)
+    assert verdict == Verdict(
+        rationale="2 of 3 experts answered 'Keep': ops, business.",
+        assessments=[
+            ExpertAssessment(expert="architect", assessment="answered 'split'"),
+            ExpertAssessment(expert="ops", assessment="answered 'Keep'"),
+            ExpertAssessment(expert="business", assessment="answered 'keep.'"),
+        ],
+        decision="Keep",  # the first spelling of the winning answer, as an expert wrote it
+        dissent=["architect answered 'split'"],
+        confidence=2 / 3,
+    )
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+async def test_majority_vote_breaks_a_tie_by_summed_confidence_in_any_order(reverse):
+    positions = [
+        ("architect", make_position("split", confidence=0.9)),
+        ("ops", make_position("keep", confidence=0.6)),
+        ("business", make_position("keep", confidence=0.6)),
+        ("security", make_position("Split", confidence=0.2)),
+    ]
+    verdict = await MajorityVote().rule(TASK, positions[::-1] if reverse else positions)
+    assert normalise_answer(verdict.decision) == "keep"  # 1.2 beats 1.1, although split has the most confident expert
+    assert verdict.confidence == 0.5
+    assert sorted(verdict.dissent) == ["architect answered 'split'", "security answered 'Split'"]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+async def test_majority_vote_breaks_a_full_tie_alphabetically_not_by_order(reverse):
+    positions = [("architect", make_position("split")), ("ops", make_position("keep"))]
+    verdict = await MajorityVote().rule(TASK, positions[::-1] if reverse else positions)
+    assert (verdict.decision, verdict.dissent) == ("keep", ["architect answered 'split'"])
+
+
+async def test_majority_vote_on_no_positions_raises():
+    with pytest.raises(ValueError, match="MajorityVote needs at least one position"):
+        await MajorityVote().rule(TASK, [])

@@ -1,0 +1,401 @@
+"""Debate runs on scripted models: independent first round, bounded context, consensus, the arbiter's
+shuffled view, per-role models, metrics, arbiters and their fallback, rebuttal enforcement, stops."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from moot.arbiters import MajorityVote, Verdict, normalise_answer
+from moot.conditions import Consensus, MaxRounds, NoProgress, TokenBudget
+from moot.models import ModelSpec
+from moot.roles import Position, RoleAgent, role
+from moot.scenario import load_scenario, parse_model_options
+from moot.teams import Debate, DebateMetrics
+from moot.testing import ScriptedModel, count_words
+from tests.conftest import EXPERTS, make_debate, make_position, make_rebuttal, make_verdict
+
+TASK = "Should we split the billing module out of the monolith?"
+
+
+def arg(name: str, round_: int) -> str:
+    """A one-word argument that names its expert and round, so a prompt can be searched for it."""
+    return f"{name.upper()}-R{round_}-POINT"
+
+
+def answers(result):
+    return [{name: p.answer for name, p in r.positions.items()} for r in result.rounds]
+
+
+def arbiter_view(call) -> list[str]:
+    """The experts in the order the arbiter's prompt lists their positions."""
+    prompt = call.messages[-1].content
+    assert all(prompt.count(f"\n{name}: ") == 1 for name in EXPERTS)
+    return sorted(EXPERTS, key=lambda name: prompt.index(f"\n{name}: "))
+
+
+# ------------------------------------------------------------ round 1 is independent
+async def test_round_one_answers_are_independent():
+    script = {
+        name: [make_position(f"{name.upper()}-ANSWER", arg(name, 1)), make_rebuttal("keep", arg(name, 2))]
+        for name in EXPERTS
+    }
+    model = ScriptedModel({**script, "arbiter": [make_verdict("keep")]})
+    with model:
+        await make_debate(model, MaxRounds(2)).run(task=TASK)
+    opening = {name: model.calls(name)[0] for name in EXPERTS}
+    for name, call in opening.items():
+        others = [other for other in EXPERTS if other != name]
+        for other in others:
+            assert arg(other, 1) not in call.prompt_text
+            assert f"{other.upper()}-ANSWER" not in call.prompt_text
+            assert arg(other, 1) in model.calls(name)[1].prompt_text  # visible once the rebuttal round starts
+    # Everyone gets the same question; only the system prompt (the persona) differs.
+    assert len({tuple(m.content for m in call.messages[1:]) for call in opening.values()}) == 1
+    assert len({call.messages[0].content for call in opening.values()}) == len(EXPERTS)
+    for name, call in opening.items():
+        assert len(call.messages) == 2
+        assert call.messages[0].content.startswith(role(name).system_prompt)
+        assert call.json_output is Position
+    assert "This is the first round: answer independently." in opening["ops"].messages[1].content
+
+
+# ------------------------------------------------------------ bounded context
+async def test_prompt_size_does_not_grow_with_the_transcript():
+    stances = {"architect": "split", "ops": "keep", "business": "defer"}  # they never agree
+    script = {
+        name: [make_position(stance, arg(name, 1)), *(make_rebuttal(stance, arg(name, k)) for k in range(2, 6))]
+        for name, stance in stances.items()
+    }
+    model = ScriptedModel({**script, "arbiter": [make_verdict("keep")]})
+    with model:
+        result = await make_debate(model, Consensus() | MaxRounds(5)).run(task=TASK)
+    assert result.stop_reason == "max rounds: 5 of 5 rounds done"
+    for name in EXPERTS:
+        calls = model.calls(name)
+        assert len(calls) == 5
+        assert all(len(call.messages) == 2 for call in calls)  # system + this round's prompt, no history
+        fifth = calls[4].prompt_text
+        for other in EXPERTS:
+            assert arg(other, 4) in fifth
+            assert all(arg(other, k) not in fifth for k in (1, 2, 3))
+        sizes = [count_words(call.prompt_text) for call in calls[1:]]
+        assert sizes == [sizes[0]] * 4, f"{name}'s prompt grew over rounds 2-5: {sizes}"
+    ruling = model.calls("arbiter")[0].prompt_text
+    assert all(arg(name, 5) in ruling and arg(name, 4) not in ruling for name in EXPERTS)
+
+
+# ------------------------------------------------------------ consensus
+@pytest.mark.parametrize("said", [("Keep", "keep.", " KEEP "), ("42", "42.0", "42")])
+async def test_consensus_compares_normalised_answers(said):
+    model = ScriptedModel({name: [make_position(a)] for name, a in zip(EXPERTS, said, strict=True)})
+    with model:
+        result = await make_debate(model, Consensus() | MaxRounds(3), arbiter=MajorityVote()).run(task=TASK)
+    assert result.stop_reason == "consensus: agreement 1.00 >= 1 in round 1"
+    assert len(result.rounds) == 1
+    assert normalise_answer(result.answer) == normalise_answer(said[0])
+    assert (result.verdict.confidence, result.verdict.dissent) == (1.0, [])
+
+
+@pytest.mark.parametrize(
+    ("threshold", "rounds", "reason"),
+    [
+        (1.0, 2, "consensus: agreement 1.00 >= 1 in round 2"),
+        (0.66, 1, "consensus: agreement 0.67 >= 0.66 in round 1"),
+    ],
+)
+async def test_consensus_threshold(threshold, rounds, reason):
+    by_round = [("split", "keep", "keep"), ("keep", "keep", "keep")][:rounds]
+    script = {
+        name: [make_position(by_round[0][i]), *(make_rebuttal(later[i]) for later in by_round[1:])]
+        for i, name in enumerate(EXPERTS)
+    }
+    model = ScriptedModel({**script, "arbiter": [make_verdict("keep")]})
+    with model:
+        result = await make_debate(model, Consensus(threshold) | MaxRounds(4)).run(task=TASK)
+    assert result.stop_reason == reason
+    assert len(result.rounds) == rounds
+
+
+# ------------------------------------------------------------ arbiter order
+async def rule_once(seed: int):
+    script = {name: [make_position(a)] for name, a in zip(EXPERTS, ("split", "keep", "defer"), strict=True)}
+    model = ScriptedModel({**script, "arbiter": [make_verdict("keep")]})
+    with model:
+        result = await make_debate(model, MaxRounds(1), seed=seed).run(task=TASK)
+    return result, model.calls("arbiter")[0]
+
+
+async def test_the_arbiter_sees_the_positions_in_a_seeded_shuffled_order():
+    first, call = await rule_once(seed=0)
+    again, call_again = await rule_once(seed=0)
+    other, other_call = await rule_once(seed=1)
+
+    verdict = first.messages[-1]
+    assert verdict.metadata["moot_kind"] == "verdict"
+    assert verdict.metadata["arbiter_order"] == ",".join(first.arbiter_order)
+    assert arbiter_view(call) == first.arbiter_order
+    assert arbiter_view(other_call) == other.arbiter_order
+    assert sorted(first.arbiter_order) == sorted(other.arbiter_order) == sorted(EXPERTS)
+    assert (again.arbiter_order, call_again.prompt_text) == (first.arbiter_order, call.prompt_text)
+    assert first.arbiter_order != other.arbiter_order
+
+
+# ------------------------------------------------------------ per-role models
+async def test_each_expert_talks_to_its_own_model():
+    """architect runs on model 'a' at 0.9, the others on model 'b': no call crosses over."""
+    a = ScriptedModel({"architect": [make_position("split", "A-ONLY")], "arbiter": [make_verdict("keep")]}, name="a")
+    b = ScriptedModel({"ops": [make_position("keep", "B-ONLY")], "business": [make_position("keep", "B-ONLY")]}, "b")
+    specs = {"architect": "scripted:a@0.9", "ops": "scripted:b", "business": "scripted:b", "arbiter": "scripted:a@0.1"}
+    with a, b:
+        team = Debate(
+            [RoleAgent(role(name), ModelSpec.parse(specs[name])) for name in EXPERTS],
+            RoleAgent(role("arbiter"), ModelSpec.parse(specs["arbiter"])),
+            stop=MaxRounds(1),
+        )
+        result = await team.run(task=TASK)
+    for agent in [*team.experts, team.arbiter]:
+        owner = a if specs[agent.name].startswith("scripted:a") else b
+        assert agent.spec == ModelSpec.parse(specs[agent.name])
+        assert agent.model_client is owner.client(agent.name)
+        assert len(owner.calls(agent.name)) == 1
+    assert set(a.clients) == {"architect", "arbiter"} and set(b.clients) == {"ops", "business"}
+    assert answers(result) == [{"architect": "split", "ops": "keep", "business": "keep"}]
+    assert result.rounds[0].positions["architect"].key_arguments == ["A-ONLY"]
+
+
+def test_model_options_give_one_role_of_the_scenario_its_own_temperature():
+    scenario = load_scenario("architecture_review")
+    models = parse_model_options(["scripted:base", "architect=@0.9"], scenario.roles)
+    assert models.spec("architect") == ModelSpec(provider="scripted", model="base", temperature=0.9)
+    for name in ("ops", "business", "arbiter"):
+        assert models.spec(name) == ModelSpec(provider="scripted", model="base")
+
+
+async def test_the_scenario_routes_each_role_to_its_resolved_model():
+    scenario = load_scenario("architecture_review")
+    models = parse_model_options(["scripted:base", "architect=scripted:arch@0.9"], scenario.roles)
+    base = ScriptedModel(
+        {"ops": [make_position("defer")], "business": [make_position("defer")], "arbiter": [make_verdict("defer")]},
+        name="base",
+    )
+    arch = ScriptedModel({"architect": [make_position("defer")]}, name="arch")
+    with base, arch:
+        team = scenario.build(models)
+        result = await team.run(task=scenario.task)
+    assert isinstance(team, Debate)
+    specs = {agent.name: agent.spec for agent in [*team.experts, team.arbiter]}
+    assert specs == {
+        "architect": ModelSpec(provider="scripted", model="arch", temperature=0.9),
+        "ops": ModelSpec(provider="scripted", model="base"),
+        "business": ModelSpec(provider="scripted", model="base"),
+        "arbiter": ModelSpec(provider="scripted", model="base"),
+    }
+    assert len(arch.calls("architect")) == 1
+    assert [len(base.calls(name)) for name in ("ops", "business", "arbiter")] == [1, 1, 1]
+    assert (result.stop_reason, result.answer) == ("consensus: agreement 1.00 >= 1 in round 1", "defer")
+
+
+# ------------------------------------------------------------ metrics
+@pytest.mark.parametrize(("decision", "matches"), [("keep", True), ("split", False)])
+async def test_metrics_of_a_debate_with_known_flips(decision, matches):
+    model = ScriptedModel(
+        {
+            # architect: split -> keep in round 2; its first reply is malformed and retried
+            "architect": [
+                "I think we should split",
+                make_position("split"),
+                make_rebuttal("keep"),
+                make_rebuttal("keep"),
+            ],
+            "ops": [make_position("keep"), make_rebuttal("split"), make_rebuttal("keep")],  # keep -> split -> keep
+            "business": [make_position("keep"), make_rebuttal("keep"), make_rebuttal("keep")],
+            "arbiter": [make_verdict(decision)],
+        }
+    )
+    with model:
+        result = await make_debate(model, Consensus() | MaxRounds(5)).run(task=TASK)
+    assert answers(result) == [
+        {"architect": "split", "ops": "keep", "business": "keep"},
+        {"architect": "keep", "ops": "split", "business": "keep"},
+        {"architect": "keep", "ops": "keep", "business": "keep"},
+    ]
+    assert result.stop_reason == "consensus: agreement 1.00 >= 1 in round 3"
+    assert result.metrics == DebateMetrics(
+        first_round_diversity=2,
+        flips={"architect": [2], "ops": [2, 3], "business": []},
+        agreement_per_round=[2 / 3, 2 / 3, 1.0],
+        first_round_majority="keep",
+        final_matches_first_majority=matches,
+        parse_failures=1,
+    )
+
+
+# ------------------------------------------------------------ arbiters
+async def test_majority_vote_rules_without_any_model_call():
+    model = ScriptedModel(
+        {"architect": [make_position("Keep")], "ops": [make_position("keep.")], "business": [make_position("split")]}
+    )
+    with model:
+        result = await make_debate(model, Consensus() | MaxRounds(1), arbiter=MajorityVote()).run(task=TASK)
+    assert "arbiter" not in model.clients  # no script, so an LLM arbiter could not even have been built
+    assert (result.verdict_by, result.partial, result.stop_reason) == (
+        "majority_vote",
+        False,
+        "max rounds: 1 of 1 rounds done",
+    )
+    assert normalise_answer(result.answer) == "keep"
+    assert (result.verdict.confidence, result.verdict.dissent) == (2 / 3, ["business answered 'split'"])
+    assert set(result.usage) == set(EXPERTS)
+    verdict = result.messages[-1]
+    assert (verdict.source, verdict.metadata["moot_kind"], verdict.models_usage) == ("majority_vote", "verdict", None)
+
+
+async def test_majority_vote_in_a_debate_breaks_a_tie_by_confidence():
+    model = ScriptedModel(
+        {"architect": [make_position("split", confidence=0.9)], "ops": [make_position("keep", confidence=0.6)]}
+    )
+    with model:
+        team = make_debate(model, MaxRounds(1), experts=("architect", "ops"), arbiter=MajorityVote())
+        result = await team.run(task=TASK)
+    assert (result.answer, result.verdict.dissent) == ("split", ["ops answered 'keep'"])
+
+
+def fallback_script(arbiter, rounds=1):
+    stances = {"architect": "split", "ops": "keep", "business": "keep"}
+    script = {name: [make_position(s), *[make_rebuttal(s)] * (rounds - 1)] for name, s in stances.items()}
+    return ScriptedModel({**script, "arbiter": arbiter})
+
+
+async def test_a_malformed_arbiter_beyond_retries_falls_back_to_a_majority_vote():
+    model = fallback_script(["not json", json.dumps({"decision": "keep"})])
+    with model:
+        result = await make_debate(model, MaxRounds(1), retries=1).run(task=TASK)
+    assert len(model.calls("arbiter")) == 2
+    assert (result.partial, result.verdict_by, result.answer) == (True, "majority_vote", "keep")
+    assert result.stop_reason.startswith(
+        "max rounds: 1 of 1 rounds done; arbiter failed (arbiter gave malformed output 2 times; last error: "
+    )
+    assert "rationale: Field required" in result.stop_reason
+    assert result.stop_reason.endswith("); majority vote ruled")
+    assert result.metrics.parse_failures == 2
+    assert (result.messages[-1].source, result.messages[-1].metadata["moot_kind"]) == ("majority_vote", "verdict")
+
+
+async def test_a_later_good_ruling_clears_an_earlier_fallback():
+    model = fallback_script(["not json", "still not json", make_verdict("split")], rounds=2)
+    with model:
+        team = make_debate(model, MaxRounds(1), retries=1)
+        assert (await team.run(task=TASK)).verdict_by == "majority_vote"
+        result = await team.run()  # one more round; this time the arbiter answers properly
+    assert (result.partial, result.verdict_by, result.answer) == (False, "arbiter", "split")
+    assert result.stop_reason == "max rounds: 2 of 1 rounds done"
+    assert result.metrics.parse_failures == 2  # the earlier failures still count
+
+
+# ------------------------------------------------------------ rebuttals and options
+async def test_a_later_position_without_a_rebuttal_is_fed_back():
+    no_rebuttal = make_position("split", "still the same point")
+    model = ScriptedModel(
+        {
+            "architect": [make_position("split"), no_rebuttal, make_rebuttal("split")],
+            "ops": [make_position("keep"), make_rebuttal("keep")],
+            "arbiter": [make_verdict("keep")],
+        }
+    )
+    with model:
+        result = await make_debate(model, MaxRounds(2), experts=("architect", "ops")).run(task=TASK)
+    calls = model.calls("architect")
+    assert len(calls) == 3  # round 1 accepted without rebuttals; round 2 retried once
+    retry = calls[2].messages
+    assert retry[-2].content == no_rebuttal.model_dump_json()
+    assert retry[-1].content.startswith("Your reply was not valid: rebuttals: List should have at least 1 item")
+    assert result.rounds[0].positions["architect"].rebuttals == []
+    assert result.rounds[1].positions["architect"].rebuttals == ["the others overlook the migration"]
+    assert (result.metrics.parse_failures, result.partial) == (1, False)
+    assert [m.metadata["parse_failures"] for m in result.messages if m.source == "architect"] == ["0", "1"]
+
+
+async def test_answers_outside_the_options_are_fed_back():
+    options = ("split", "keep")
+    model = ScriptedModel(
+        {
+            "architect": [make_position("split")],
+            "ops": [make_position("merge"), make_position("keep")],
+            "arbiter": [make_verdict("defer"), make_verdict("keep")],
+        }
+    )
+    with model:
+        team = make_debate(model, MaxRounds(1), experts=("architect", "ops"), options=options)
+        result = await team.run(task=TASK)
+    ops, arbiter = model.calls("ops"), model.calls("arbiter")
+    assert "answer: Input should be 'split' or 'keep'" in ops[1].messages[-1].content
+    assert "decision: Input should be 'split' or 'keep'" in arbiter[1].messages[-1].content
+    assert ops[0].json_output.model_json_schema()["properties"]["answer"]["enum"] == list(options)
+    assert arbiter[0].json_output.model_json_schema()["properties"]["decision"]["enum"] == list(options)
+    assert "Your answer must be one of: split, keep." in ops[0].prompt_text
+    assert (result.answer, result.metrics.parse_failures) == ("keep", 2)
+    assert type(result.rounds[0].positions["ops"]) is Position  # reported as the role's own type
+    assert type(result.verdict) is Verdict
+
+
+# ------------------------------------------------------------ other stops
+async def test_no_progress_stops_when_the_answers_repeat():
+    model = ScriptedModel(
+        {
+            "architect": [make_position("split", "first"), make_rebuttal("Split", "second")],
+            "ops": [make_position("keep", "first"), make_rebuttal("keep.", "second")],
+            "arbiter": [make_verdict("keep")],
+        }
+    )
+    with model:
+        result = await make_debate(model, NoProgress() | MaxRounds(5), experts=("architect", "ops")).run(task=TASK)
+    assert result.stop_reason == "no progress: positions unchanged for 1 round(s) (round 2)"
+    assert len(result.rounds) == 2
+
+
+async def test_experts_swapping_answers_is_progress():
+    model = ScriptedModel(
+        {
+            "architect": [make_position("split"), make_rebuttal("keep"), make_rebuttal("keep")],
+            "ops": [make_position("keep"), make_rebuttal("split"), make_rebuttal("split")],
+            "arbiter": [make_verdict("keep")],
+        }
+    )
+    with model:
+        result = await make_debate(model, NoProgress() | MaxRounds(5), experts=("architect", "ops")).run(task=TASK)
+    assert result.stop_reason == "no progress: positions unchanged for 1 round(s) (round 3)"
+    assert result.metrics.flips == {"architect": [2], "ops": [2]}
+
+
+def budget_script() -> ScriptedModel:
+    script = {
+        name: [make_position(stance, arg(name, 1)), make_rebuttal("keep", arg(name, 2))]
+        for name, stance in zip(EXPERTS, ("split", "keep", "split"), strict=True)
+    }
+    return ScriptedModel({**script, "arbiter": [make_verdict("keep")]})
+
+
+async def test_a_token_budget_stop_mid_round_still_gets_a_verdict_on_the_latest_positions():
+    with budget_script() as full:  # measure what each turn costs
+        measured = await make_debate(full, MaxRounds(2)).run(task=TASK)
+    used = [sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values()) for r in measured.rounds]
+    architect_second = measured.rounds[1].usage["architect"]
+    budget = used[0] + architect_second.prompt_tokens + architect_second.completion_tokens
+
+    model = budget_script()
+    model.clients["ops"].replies.pop()  # the budget runs out before ops' and business' second turns
+    model.clients["business"].replies.pop()
+    with model:
+        result = await make_debate(model, TokenBudget(budget) | MaxRounds(2)).run(task=TASK)
+    assert result.stop_reason == f"token budget: {budget} of {budget} tokens used"
+    assert answers(result) == [{"architect": "split", "ops": "keep", "business": "split"}, {"architect": "keep"}]
+    ruling = model.calls("arbiter")[0].prompt_text
+    for latest in (arg("architect", 2), arg("ops", 1), arg("business", 1)):
+        assert latest in ruling
+    assert arg("architect", 1) not in ruling
+    assert sorted(result.arbiter_order) == sorted(EXPERTS)
+    assert (result.verdict_by, result.answer) == ("arbiter", "keep")
+    assert result.metrics.agreement_per_round == [2 / 3]  # a round cut short has no agreement to report
+    assert result.metrics.flips == {"architect": [2], "ops": [], "business": []}
