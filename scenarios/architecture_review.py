@@ -29,7 +29,7 @@ def build(models: RoleModels) -> Debate:
     return Debate(
         [RoleAgent(role(name), models.spec(name)) for name in EXPERTS],
         RoleAgent(role("arbiter"), models.spec("arbiter")),
-        stop=Consensus() | NoProgress(1) | MaxRounds(3) | TokenBudget(40_000),
+        stop=Consensus() | NoProgress(1) | MaxRounds(2) | TokenBudget(40_000),
         options=OPTIONS,
     )
 

@@ -5,7 +5,14 @@ stoppable and resumable (state save/load), cheap (bounded context, an
 embedded offline model). The public API is what ``__all__`` lists.
 """
 
-from moot.errors import ConfigError, MalformedOutputError, ModelUnavailableError, MootError, ToolFaultError
+from moot.errors import (
+    ConfigError,
+    MalformedOutputError,
+    ModelUnavailableError,
+    MootError,
+    ToolFaultError,
+    TransientModelError,
+)
 from moot.models import ModelSpec
 from moot.roles import Critique, Position, Role, RoleAgent, TestCritic, custom_role, expert, role
 from moot.teams import Debate, DebateResult, Reflection, ReflectionResult
@@ -28,6 +35,7 @@ __all__ = [
     "RoleAgent",
     "TestCritic",
     "ToolFaultError",
+    "TransientModelError",
     "__version__",
     "custom_role",
     "expert",

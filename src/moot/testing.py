@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -225,9 +226,11 @@ class DeterministicModel:
     the prompt's hash. ``delay`` seconds per call leave room to kill a run mid-turn.
     """
 
-    def __init__(self, name: str = "deterministic", delay: float = 0.0) -> None:
+    def __init__(self, name: str = "deterministic", delay: float = 0.0, words: int = 0) -> None:
         self.name = name
         self.delay = delay
+        self.words = words
+        """Pad free-text fields to about this many words, to mimic a real model's verbosity."""
 
     def client(self, agent: str | None) -> ScriptedClient:
         return ScriptedClient(_Endless(self._reply, agent or "agent", self.delay), agent or "agent")
@@ -237,7 +240,15 @@ class DeterministicModel:
         digest = int(hashlib.sha256(f"{agent}\n{text}".encode()).hexdigest(), 16)
         if output is None:
             return f"{agent} draft {digest % 10_000:04d}"
-        return json.dumps(_fake_structured(output, agent, digest))
+        fake = _fake_structured(output, agent, digest)
+        if self.words:
+            pad = " ".join(f"w{(digest >> i) % 997}" for i in range(self.words))
+            for key in ("reasoning", "rationale"):
+                if key in fake:
+                    fake[key] = f"{fake[key]} {pad}"[:600]
+            if "key_arguments" in fake:
+                fake["key_arguments"] = [f"{agent} argument {i}: {pad[: 6 * 15]}" for i in range(3)]
+        return json.dumps(fake)
 
     def register(self) -> DeterministicModel:
         _REGISTRY[self.name] = self  # type: ignore[assignment]
@@ -278,9 +289,14 @@ class _Computed:
         return self.reply(self.agent, messages, output)
 
 
+@cache
+def _properties(output: type[BaseModel]) -> dict[str, Any]:
+    return dict(output.model_json_schema().get("properties", {}))
+
+
 def _fake_structured(output: type[BaseModel], agent: str, digest: int) -> dict[str, Any]:
     """A valid instance of a moot schema, with values drawn from ``digest``."""
-    fields = output.model_json_schema().get("properties", {})
+    fields = _properties(output)
     options = fields.get("answer", fields.get("decision", {})).get("enum") or ["yes", "no"]
     choice = options[digest % len(options)]
     point = f"{agent} point {digest % 97}"
@@ -316,3 +332,150 @@ def scripted_client(spec: ModelSpec, agent: str | None) -> ScriptedClient:
         known = ", ".join(sorted(_REGISTRY)) or "none"
         raise ConfigError(f"no scripted model named {name!r}; registered: {known}")
     return _REGISTRY[name].client(agent)
+
+
+__all__ += ["FAULT_KINDS", "FaultyClient", "provider_fault"]
+
+FAULT_KINDS = ("429", "500", "timeout", "connection", "malformed")
+"""What a :class:`FaultyClient` can inject: provider errors, or a reply whose JSON is cut short."""
+
+
+class FaultyClient(ChatCompletionClient):
+    """Wrap a client and inject realistic faults at a seeded rate, for resilience tests.
+
+    Before each call, with probability ``rate``, one of ``faults`` happens
+    instead of a clean reply: ``"429"`` / ``"500"`` raise the OpenAI SDK's own
+    ``RateLimitError`` (with a Retry-After header) / ``InternalServerError``
+    built on real httpx request and response objects, ``"timeout"`` raises
+    ``APITimeoutError``, ``"connection"`` raises ``APIConnectionError``, and
+    ``"malformed"`` makes the real call but returns its reply truncated, so
+    the JSON is broken. ``malformed`` is only drawn for calls that ask for
+    JSON; a plain-text reply has no JSON to break. The same seed gives the
+    same faults at the same calls.
+
+    ``injected`` counts faults per kind; ``delivered`` holds every reply
+    passed on intact, in order: the calls that succeeded.
+    """
+
+    def __init__(
+        self,
+        inner: ChatCompletionClient,
+        rate: float,
+        seed: int,
+        faults: Sequence[str] = ("429", "500", "timeout", "malformed"),
+    ) -> None:
+        import random
+
+        unknown = [f for f in faults if f not in FAULT_KINDS]
+        if unknown or not faults:
+            raise ConfigError(f"unknown fault kinds {unknown or 'none given'}; valid kinds: {', '.join(FAULT_KINDS)}")
+        if not 0.0 <= rate <= 1.0:
+            raise ConfigError(f"fault rate must be between 0 and 1, got {rate}")
+        self.inner = inner
+        self.rate = rate
+        self.faults = tuple(faults)
+        self._rng = random.Random(seed)
+        self.calls = 0
+        self.injected: dict[str, int] = dict.fromkeys(self.faults, 0)
+        self.delivered: list[CreateResult] = []
+
+    def _draw(self, json_output: bool | type[BaseModel] | None) -> str | None:
+        if self._rng.random() >= self.rate:
+            return None
+        kinds = [k for k in self.faults if k != "malformed" or json_output]
+        return self._rng.choice(kinds) if kinds else None
+
+    async def create(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = (),
+        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+        json_output: bool | type[BaseModel] | None = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> CreateResult:
+        self.calls += 1
+        kind = self._draw(json_output)
+        if kind is not None:
+            self.injected[kind] += 1
+            if kind != "malformed":
+                raise provider_fault(kind)
+        result = await self.inner.create(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            json_output=json_output,
+            extra_create_args=extra_create_args,
+            cancellation_token=cancellation_token,
+        )
+        if kind == "malformed":
+            text = str(result.content)
+            return result.model_copy(update={"content": text[: len(text) // 2]})
+        self.delivered.append(result)
+        return result
+
+    async def create_stream(  # type: ignore[override]
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = (),
+        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+        json_output: bool | type[BaseModel] | None = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> AsyncGenerator[str | CreateResult, None]:
+        result = await self.create(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            json_output=json_output,
+            extra_create_args=extra_create_args,
+            cancellation_token=cancellation_token,
+        )
+        yield str(result.content)
+        yield result
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def actual_usage(self) -> RequestUsage:
+        return self.inner.actual_usage()
+
+    def total_usage(self) -> RequestUsage:
+        return self.inner.total_usage()
+
+    def count_tokens(self, messages: Sequence[LLMMessage], **kwargs: Any) -> int:
+        return self.inner.count_tokens(messages, **kwargs)
+
+    def remaining_tokens(self, messages: Sequence[LLMMessage], **kwargs: Any) -> int:
+        return self.inner.remaining_tokens(messages, **kwargs)
+
+    @property
+    def capabilities(self) -> ModelInfo:  # type: ignore[override]
+        return self.inner.model_info
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self.inner.model_info
+
+
+def provider_fault(kind: str) -> Exception:
+    """The exception the OpenAI SDK raises for a fault kind, on real httpx request/response objects."""
+    import httpx
+    import openai
+
+    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
+    if kind == "timeout":
+        return openai.APITimeoutError(request=request)
+    if kind == "connection":
+        return openai.APIConnectionError(request=request)
+    if kind == "429":
+        body = {"error": {"message": "Rate limit reached for requests", "code": "rate_limit_exceeded"}}
+        response = httpx.Response(429, headers={"retry-after": "1"}, json=body, request=request)
+        return openai.RateLimitError(f"Error code: 429 - {body}", response=response, body=body["error"])
+    if kind == "500":
+        body = {"error": {"message": "The server had an error while processing your request.", "type": "server_error"}}
+        response = httpx.Response(500, json=body, request=request)
+        return openai.InternalServerError(f"Error code: 500 - {body}", response=response, body=body["error"])
+    raise ConfigError(f"no provider exception for fault kind {kind!r}; valid kinds: 429, 500, timeout, connection")

@@ -169,7 +169,7 @@ def test_openai_missing_named_key_names_that_variable(monkeypatch):
 def test_openai_with_key_builds_client_with_sampling_settings(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     client = ModelSpec.parse("openai:gpt-4o-mini@0.3?seed=4").client()
-    config = client.dump_component().config
+    config = client.inner.dump_component().config  # moot's RetryingClient owns retries around the SDK client
     assert (config["model"], config["temperature"], config["seed"]) == ("gpt-4o-mini", 0.3, 4)
     assert (config["max_tokens"], config["max_retries"]) == (1024, 0)
 
@@ -177,8 +177,8 @@ def test_openai_with_key_builds_client_with_sampling_settings(monkeypatch):
 def test_self_hosted_endpoint_needs_no_key(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     client = ModelSpec.parse(QWEN).client()
-    assert isinstance(client, OpenAIChatCompletionClient)
-    assert client.dump_component().config["base_url"] == "http://127.0.0.1:8000/v1"
+    assert isinstance(client.inner, OpenAIChatCompletionClient)
+    assert client.inner.dump_component().config["base_url"] == "http://127.0.0.1:8000/v1"
     assert client.model_info["function_calling"] is False
 
 

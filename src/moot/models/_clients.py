@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from moot.models._retry import RetryingClient
+
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
@@ -11,16 +13,25 @@ if TYPE_CHECKING:
 
 
 def build_client(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
-    """Dispatch on the provider; each provider module imports its heavy deps lazily."""
+    """Dispatch on the provider; each provider module imports its heavy deps lazily.
+
+    Real providers are wrapped in the one retry layer (:class:`RetryingClient`);
+    scripted models are not, so a test's scripted exception reaches the team as is.
+    """
     provider = spec.effective_provider
     if provider == "local":
         from moot.models._local import embedded_client
 
-        return embedded_client(spec)
+        return RetryingClient(embedded_client(spec), model=_label(spec))
     if provider == "openai":
         from moot.models._openai import openai_client
 
-        return openai_client(spec)
+        return RetryingClient(openai_client(spec), model=_label(spec))
     from moot.testing import scripted_client
 
     return scripted_client(spec, agent)
+
+
+def _label(spec: ModelSpec) -> str:
+    """The spec as errors name it, provider spelled out (``local@0.7``, not ``@0.7``); never holds a secret."""
+    return str(spec.model_copy(update={"provider": spec.effective_provider}))

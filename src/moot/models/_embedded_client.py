@@ -18,36 +18,30 @@ _MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
 )
 DEFAULT_TEMPERATURE = 0.2
-_UNROLLED_KEYS = ("maxLength", "minLength")
+GRAMMAR_MAX_LENGTH = 1200
 
 
 def grammar_schema(output: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema llama.cpp turns into a grammar, minus string bounds inside arrays.
+    """The JSON schema llama.cpp turns into a grammar, with string bounds clamped.
 
-    llama.cpp unrolls ``maxLength`` into one nested rule per character, and
-    rejects the grammar when such a rule is repeated again by an array's
-    ``maxItems``. Top-level bounds stay, so a rambling small model is cut off
-    by the grammar rather than by the token cap (which would leave broken
-    JSON); bounds on array items are checked by pydantic after decoding.
+    Bounds must stay (inside arrays too): without them a small model can ramble
+    inside one string until the token cap and leave broken JSON. But llama.cpp
+    unrolls ``maxLength`` into one nested rule per character and rejects the
+    grammar past about 1,500; longer fields are cut at the clamp by the
+    grammar, and pydantic checks the real bound after decoding.
     """
 
-    def strip(node: Any, in_array: bool) -> Any:
+    def clamp(node: Any) -> Any:
         if isinstance(node, dict):
             return {
-                key: strip(value, in_array or key == "items")
+                key: min(value, GRAMMAR_MAX_LENGTH) if key == "maxLength" and isinstance(value, int) else clamp(value)
                 for key, value in node.items()
-                if not (in_array and key in _UNROLLED_KEYS)
             }
         if isinstance(node, list):
-            return [strip(value, in_array) for value in node]
+            return [clamp(value) for value in node]
         return node
 
-    schema = output.model_json_schema()
-    definitions = schema.get("$defs", {})
-    stripped: dict[str, Any] = strip(schema, False)
-    if definitions:  # definitions are referenced from arrays (e.g. assessments): treat as array items
-        stripped["$defs"] = strip(definitions, True)
-    return stripped
+    return clamp(output.model_json_schema())  # type: ignore[no-any-return]
 
 
 class EmbeddedClient(LlamaCppChatCompletionClient):

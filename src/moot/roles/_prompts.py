@@ -33,6 +33,7 @@ def render(template: str, **variables: Any) -> str:
     return _environment().get_template(f"{template}.j2").render(**variables).strip()
 
 
+@cache
 def schema_hint(output_type: type[BaseModel]) -> str:
     """A compact description of the JSON reply the model must give, field by field, in order."""
     schema = output_type.model_json_schema()
