@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,51 @@ def test_moot_run_code_review_on_the_embedded_model():
     assert "stop reason:" in proc.stdout
     assert "def slugify" in proc.stdout
     assert "score " in proc.stdout  # at least one critique was parsed and shown
+
+
+def test_moot_run_architecture_review_debates_on_the_embedded_model(tmp_path):
+    """The README's first command, minus the install: a real debate with a verdict, offline."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "100", "MOOT_STORE": str(tmp_path / "runs.sqlite3")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "moot", "run", "architecture_review"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    assert "run id:" in out
+    for expert in ("architect", "ops", "business"):
+        assert f"─ {expert} " in out  # each expert's position panel was printed
+    assert "round 1 completed" in out
+    assert "positions per round" in out
+    assert re.search(r"verdict by (arbiter|majority_vote) \(positions shown as [a-z, ]+\): (split|keep|defer)", out), (
+        out[-1500:]
+    )
+
+
+def test_every_builtin_schema_compiles_to_a_grammar_with_its_bounds():
+    """llama.cpp rejects over-large grammars only when sampling starts, by crashing: check them all first."""
+    from pydantic import BaseModel, Field
+
+    from moot.arbiters import Verdict
+    from moot.models._embedded_client import _clamped, grammar_schema
+    from moot.models._local import model_path, shared_model
+    from moot.roles import Position, Rebuttal
+    from moot.roles._position import with_options
+
+    model = shared_model(model_path())
+    schemas = [Critique, Position, Rebuttal, Verdict, with_options(Verdict, "decision", ("a", "b"))]
+    for output in schemas:
+        assert grammar_schema(output, model.grammar_compiles) == _clamped(output.model_json_schema()), output
+
+    class Rambling(BaseModel):
+        essay: str = Field(max_length=5000)
+        notes: list[str] = Field(max_length=20)
+
+    simplified = grammar_schema(Rambling, model.grammar_compiles)  # refused as is: simplified, not a crash
+    assert model.grammar_compiles(simplified)
+    assert not model.grammar_compiles(Rambling.model_json_schema())

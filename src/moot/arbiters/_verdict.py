@@ -15,7 +15,7 @@ class ExpertAssessment(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     expert: str = Field(min_length=1, max_length=60)
-    assessment: str = Field(min_length=3, max_length=600)
+    assessment: str = Field(min_length=3, max_length=300)
 
 
 class Verdict(BaseModel):
@@ -23,8 +23,8 @@ class Verdict(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    rationale: str = Field(min_length=3, max_length=1200)
-    assessments: list[ExpertAssessment] = Field(max_length=8)
+    rationale: str = Field(min_length=3, max_length=800)
+    assessments: list[ExpertAssessment] = Field(max_length=5)
     decision: str = Field(min_length=1, max_length=300)
-    dissent: list[Point] = Field(default_factory=list, max_length=5)
+    dissent: list[Point] = Field(default_factory=list, max_length=3)
     confidence: float = Field(ge=0.0, le=1.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from autogen_core import CancellationToken
@@ -18,30 +18,55 @@ _MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
 )
 DEFAULT_TEMPERATURE = 0.2
-GRAMMAR_MAX_LENGTH = 1200
+GRAMMAR_MAX_LENGTH = 800
 
 
-def grammar_schema(output: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema llama.cpp turns into a grammar, with string bounds clamped.
+def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The JSON schema llama.cpp turns into a grammar: the tightest version of it that compiles.
 
-    Bounds must stay (inside arrays too): without them a small model can ramble
-    inside one string until the token cap and leave broken JSON. But llama.cpp
-    unrolls ``maxLength`` into one nested rule per character and rejects the
-    grammar past about 1,500; longer fields are cut at the clamp by the
-    grammar, and pydantic checks the real bound after decoding.
+    Bounds should stay: without them a small model can ramble inside one
+    string until the token cap and leave broken JSON. But llama.cpp unrolls
+    ``maxLength`` into one nested rule per character and refuses a grammar
+    whose repetitions grow too large, and a refused grammar crashes the
+    process later (segfault) instead of raising. So each candidate is
+    compiled here first: bounds clamped, then bounds inside arrays dropped,
+    then all string bounds dropped. Pydantic checks the real bounds afterwards.
     """
+    if output in _GRAMMARS:
+        return _GRAMMARS[output]
+    schema = output.model_json_schema()
+    for candidate in (_clamped(schema), _without_bounds(schema, arrays_only=True), _without_bounds(schema)):
+        if compiles(candidate):
+            _GRAMMARS[output] = candidate
+            return candidate
+    raise ValueError(f"no grammar can be built for {output.__name__}; simplify its schema")
 
-    def clamp(node: Any) -> Any:
-        if isinstance(node, dict):
-            return {
-                key: min(value, GRAMMAR_MAX_LENGTH) if key == "maxLength" and isinstance(value, int) else clamp(value)
-                for key, value in node.items()
-            }
-        if isinstance(node, list):
-            return [clamp(value) for value in node]
-        return node
 
-    return clamp(output.model_json_schema())  # type: ignore[no-any-return]
+_GRAMMARS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def _clamped(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: min(value, GRAMMAR_MAX_LENGTH) if key == "maxLength" and isinstance(value, int) else _clamped(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_clamped(value) for value in node]
+    return node
+
+
+def _without_bounds(node: Any, arrays_only: bool = False, in_array: bool = False) -> Any:
+    if isinstance(node, dict):
+        drop = in_array or not arrays_only
+        return {
+            key: _without_bounds(value, arrays_only, in_array or key in ("items", "$defs"))
+            for key, value in node.items()
+            if not (drop and key in ("maxLength", "minLength"))
+        }
+    if isinstance(node, list):
+        return [_without_bounds(value, arrays_only, in_array) for value in node]
+    return node
 
 
 class EmbeddedClient(LlamaCppChatCompletionClient):
@@ -81,7 +106,8 @@ class EmbeddedClient(LlamaCppChatCompletionClient):
     ) -> CreateResult:
         args = {**self.sampling_args(), **extra_create_args}
         if isinstance(json_output, type) and issubclass(json_output, BaseModel):
-            args["response_format"] = {"type": "json_object", "schema": grammar_schema(json_output)}
+            schema = grammar_schema(json_output, self.llm.grammar_compiles)
+            args["response_format"] = {"type": "json_object", "schema": schema}
             json_output = None
         return await super().create(
             messages,

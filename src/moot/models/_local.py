@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
 import threading
 from collections.abc import Sequence
@@ -112,6 +113,29 @@ class SerialLlama:
     def tokenize(self, data: bytes) -> list[int]:
         with self._lock:
             return self._llm.tokenize(data)
+
+    def grammar_compiles(self, schema: dict[str, Any]) -> bool:
+        """Whether llama.cpp accepts the grammar for ``schema``.
+
+        llama.cpp parses a grammar only when sampling starts, and a grammar it
+        rejects there becomes a NULL sampler that crashes the process; so it is
+        tried on the real vocabulary first.
+        """
+        from llama_cpp import LlamaGrammar
+        from llama_cpp import llama_cpp as native
+
+        try:
+            grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        except (ValueError, RuntimeError):
+            return False
+        with self._lock:
+            sampler = native.llama_sampler_init_grammar(
+                self._llm._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+            )
+            if not sampler:
+                return False
+            native.llama_sampler_free(sampler)
+        return True
 
     def n_ctx(self) -> int:
         return self._llm.n_ctx()

@@ -1,0 +1,124 @@
+"""Run the benchmarks, print their tables, write results/*.json and RESULTS.md.
+
+    python -m bench.run                      # all of them (the embedded ones take minutes)
+    python -m bench.run overhead context     # only these
+
+Benchmarks are not timed tests: they report ratios measured side by side in
+one run, with several repetitions, median and spread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench import concurrency, context, embedded, overhead
+from bench._common import machine, write_json
+
+BENCHMARKS = {
+    "overhead": lambda: overhead.measure(repetitions=7),
+    "context": context.measure,
+    "embedded": embedded.measure,
+    "concurrency": concurrency.measure,
+}
+RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+def markdown(results: dict[str, Any], info: dict[str, Any], command: str) -> str:
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, {info['platform']}; "
+        f"load (1 min) at start {info['load_1min_at_start']:.2f}; commit {info['commit']}.",
+        "",
+    ]
+    for name, data in results.items():
+        lines += [f"## {name}", "", *SECTIONS[name](data), ""]
+    return "\n".join(lines)
+
+
+def overhead_md(d: dict[str, Any]) -> list[str]:
+    rows = ["| variant | ms per agent turn (median) | IQR | min–max | ratio to bare AutoGen |", "|---|---|---|---|---|"]
+    for name, s in d["per_turn"].items():
+        rows.append(
+            f"| {name} | {s['median']:.3f} | {s['iqr']:.3f} | {s['min']:.3f}–{s['max']:.3f} | "
+            f"{d['ratio_to_bare_autogen'][name]:.2f} |"
+        )
+    return [
+        f"{d['turns_per_run']} agent turns per run, {next(iter(d['per_turn'].values()))['n']} interleaved "
+        "repetitions, zero-latency deterministic model. Target: moot <= 1.1x bare AutoGen per turn.",
+        "",
+        *rows,
+    ]
+
+
+def context_md(d: dict[str, Any]) -> list[str]:
+    rows = [
+        "| rounds | moot this round | naive this round | moot total | naive total | moot / naive |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r, c in d["cumulative"].items():
+        i = int(r) - 1
+        rows.append(
+            f"| {r} | {d['moot_per_round'][i]} | {d['naive_per_round'][i]} | {c['moot']} | {c['naive']} | "
+            f"{c['ratio']:.3f} |"
+        )
+    return [
+        f"{d['unit']}. Target: flat per round; at 5 rounds moot <= 1/3 of naive: {'met' if d['met'] else 'not met'}.",
+        "",
+        *rows,
+    ]
+
+
+def embedded_md(d: dict[str, Any]) -> list[str]:
+    rows = ["| loop | wall s | in model s | outside model | calls | completion tok/s |", "|---|---|---|---|---|---|"]
+    for name, s in d["loops"].items():
+        rows.append(
+            f"| {name} | {s['wall_s']:.1f} | {s['model_s']:.1f} | {100 * s['outside_model_share']:.2f}% | "
+            f"{s['model_calls']} | {s['completion_tokens_per_s']:.1f} |"
+        )
+    cache = d["prompt_cache"]
+    return [
+        "Target: under 2% of wall time outside the model call.",
+        "",
+        *rows,
+        "",
+        f"Prompt-cache reuse (median of {cache['repetitions']}): prompt processing {cache['prefix_reused_s']:.2f}s "
+        f"with the shared prefix reused vs {cache['prefix_changed_s']:.2f}s when the prefix changes: "
+        f"{100 * cache['saved_share']:.0f}% saved.",
+    ]
+
+
+def concurrency_md(d: dict[str, Any]) -> list[str]:
+    return [
+        f"{d['scenarios']} one-round reflections against `python -m llama_cpp.server` on 127.0.0.1: "
+        f"sequential {d['sequential_s']:.1f}s, concurrent {d['concurrent_s']:.1f}s, throughput ratio "
+        f"{d['throughput_ratio']:.2f}x."
+    ]
+
+
+SECTIONS = {"overhead": overhead_md, "context": context_md, "embedded": embedded_md, "concurrency": concurrency_md}
+
+
+async def main(names: list[str]) -> None:
+    unknown = sorted(set(names) - set(BENCHMARKS))
+    if unknown:
+        raise SystemExit(f"unknown benchmark(s) {', '.join(unknown)}; valid: {', '.join(BENCHMARKS)}")
+    info = machine()
+    results: dict[str, Any] = {}
+    for name in names or list(BENCHMARKS):
+        print(f"running {name} ...", flush=True)
+        results[name] = await BENCHMARKS[name]()
+        write_json(name, {"machine": info, **results[name]})
+        print("\n".join(SECTIONS[name](results[name])), flush=True)
+    command = "python -m bench.run" + (" " + " ".join(names) if names else "")
+    RESULTS_MD.write_text(markdown(results, info, command) + "\n")
+    print(f"wrote {RESULTS_MD}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:]))
