@@ -7,18 +7,22 @@ on stderr naming what is wrong and what is valid, and exit code 2.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from autogen_agentchat.base import TaskResult
 from rich.console import Console
 
-from moot.console import render_message, render_result, runs_table
+from moot.console import render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
+from moot.inspect import RunView, TurnCalls, completed_rounds, model_calls, prompts_document, run_view, trace_dir_for
 from moot.scenario import Scenario, find_scenario, load_scenario, parse_model_options
 from moot.store import RunRecord, RunStore, resumable_state
 from moot.teams._base import MootTeam
+from moot.tracing import Tracer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="moot: multi-agent debate and review loops.")
 out = Console()
@@ -84,17 +88,93 @@ def resume(
     asyncio.run(_render(team.resume_stream(record.id)))
 
 
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout instead of tables.")]
+
+
 @app.command()
 def runs(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many runs to list.")] = 20,
+    as_json: JsonOption = False,
     store: StoreOption = None,
 ) -> None:
     """List recent runs, newest first."""
     try:
-        records = RunStore.shared(store).list(limit)
+        opened = RunStore.shared(store)
+        records = opened.list(limit)
+        rounds = {r.id: completed_rounds(opened, r.id) for r in records}
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    out.print(runs_table(records))
+    if as_json:
+        _print_json([run_summary(r, rounds[r.id]) for r in records])
+    else:
+        out.print(runs_table(records, rounds))
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="The run to show (see moot runs).")],
+    path: Annotated[
+        str | None, typer.Argument(metavar="PATH", help="Where --plot saves its PNG; default RUN_ID.png.")
+    ] = None,
+    as_json: JsonOption = False,
+    prompts: Annotated[
+        bool, typer.Option("--prompts", help="Show what each model call saw and answered (from the run's trace).")
+    ] = False,
+    plot: Annotated[
+        bool, typer.Option("--plot", help="Save a PNG: score or agreement per round, tokens per round.")
+    ] = False,
+    store: StoreOption = None,
+) -> None:
+    """Show a run: transcript, scores or verdicts per round, stop reason, tokens per round."""
+    try:
+        if path is not None and not plot:
+            raise ConfigError(
+                f"unexpected argument {path!r}: a PATH is only taken by --plot (moot show RUN_ID --plot PATH)"
+            )
+        view = run_view(RunStore.shared(store), run_id)
+        calls = model_calls(run_id, store, view) if prompts else None
+        chart = _save_plot(view, path or f"{run_id}.png") if plot else None
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    _print_show(view, calls, chart, as_json)
+
+
+def _save_plot(view: RunView, path: str) -> Path:
+    from moot.plots import plot_run, save_figure
+
+    if not view.rounds:
+        raise ConfigError(f"run {view.run.id} has no rounds to plot yet (status {view.run.status})")
+    try:
+        return save_figure(plot_run(view), path)
+    except OSError as exc:
+        raise ConfigError(f"cannot save the plot to {path}: {exc.strerror or exc}") from None
+
+
+def _print_show(view: RunView, calls: list[TurnCalls] | None, chart: Path | None, as_json: bool) -> None:
+    if as_json:
+        document = view.dump() if calls is None else prompts_document(view.run.id, calls)
+        if chart is not None:
+            document["plot"] = str(chart)
+        _print_json(document)
+        return
+    if calls is not None:
+        render_calls(out, view.run.id, calls)
+    elif chart is None:
+        render_run(out, view)
+    if chart is not None:
+        out.print(f"[bold]moot[/] saved the chart of run {view.run.id} to {chart}", soft_wrap=True)
+
+
+def _print_json(data: object) -> None:
+    typer.echo(json.dumps(data, indent=2))
+
+
+def run_summary(record: RunRecord, rounds: int) -> dict[str, Any]:
+    """A run as ``moot runs --json`` lists it: the record without its result, plus rounds and total tokens."""
+    data = record.model_dump(mode="json", exclude={"result"})
+    data["rounds"] = rounds
+    data["total_tokens"] = record.prompt_tokens + record.completion_tokens
+    return data
 
 
 def _resumable(store: RunStore, run_id: str | None, last: bool) -> RunRecord:
@@ -118,6 +198,8 @@ def _build(scenario: Scenario, model_options: list[str], store: str | None) -> M
     if not isinstance(team, MootTeam):
         raise ConfigError(f"scenario {scenario.name} must build a moot team, got {type(team).__name__}")
     team.store_path = store
+    if store is not None:  # the trace goes next to the store it belongs to, where moot show looks for it
+        team.tracer = Tracer.default(trace_dir_for(store))
     return team
 
 

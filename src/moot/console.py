@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
 from autogen_agentchat.base import TaskResult
-from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StructuredMessage
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StructuredMessage
+from pydantic import ValidationError
 from rich.console import Console, Group
 from rich.markdown import Markdown
 from rich.panel import Panel
@@ -11,13 +16,14 @@ from rich.table import Table
 from rich.text import Text
 
 from moot.arbiters import Verdict
-from moot.messages import RoundCompleted
+from moot.inspect import RunView, TurnCalls, TurnView
+from moot.messages import RoundCompleted, message_factory
 from moot.roles import Critique, Position
 from moot.store import RunRecord
 from moot.teams import DebateResult, ReflectionResult
 from moot.teams._records import Usage
 
-__all__ = ["render_message", "render_result"]
+__all__ = ["render_calls", "render_message", "render_result", "render_run", "runs_table"]
 
 
 def render_message(console: Console, message: BaseAgentEvent | BaseChatMessage) -> None:
@@ -68,23 +74,33 @@ def _verdict_panel(source: str, verdict: Verdict) -> Panel:
     return Panel(Group(*body), title=f"verdict ({source})", title_align="left", border_style="green")
 
 
-def runs_table(records: list[RunRecord]) -> Table:
+def runs_table(records: list[RunRecord], rounds: Mapping[str, int] | None = None) -> Table:
+    """Recent runs; ``rounds`` (completed rounds per run id) adds a rounds column."""
     table = Table(title="runs (newest first)", show_edge=False)
-    for column in ("id", "scenario", "team", "status", "stop reason", "turns", "tokens", "started"):
-        table.add_column(column, overflow="fold")
+    columns = ["id", "scenario", "team", "status", "stop reason", "turns", "tokens", "started"]
+    if rounds is not None:
+        columns.insert(5, "rounds")
+    for column in columns:  # ids stay whole: they are copied into moot show / moot resume
+        table.add_column(column, overflow="fold", no_wrap=column == "id", min_width=32 if column == "id" else None)
     for r in records:
-        scenario = (r.scenario or "-").rsplit("/", 1)[-1].removesuffix(".py")
-        table.add_row(
+        row = [
             r.id,
-            scenario,
+            scenario_name(r),
             r.team,
             r.status,
-            r.stop_reason or "-",
+            r.stop_reason or r.error or "-",
             str(r.turns),
             str(r.prompt_tokens + r.completion_tokens),
             r.created_at[:19].replace("T", " "),
-        )
+        ]
+        if rounds is not None:
+            row.insert(5, str(rounds.get(r.id, 0)))
+        table.add_row(*row)
     return table
+
+
+def scenario_name(record: RunRecord) -> str:
+    return (record.scenario or "-").rsplit("/", 1)[-1].removesuffix(".py")
 
 
 def usage_table(usage: Usage) -> Table:
@@ -151,3 +167,100 @@ def _debate_result(console: Console, result: DebateResult) -> None:
             f"[bold green]{result.verdict.decision}[/]"
         )
     console.print(usage_table(result.usage))
+
+
+# ------------------------------------------------------------------ moot show
+def render_run(console: Console, view: RunView) -> None:
+    """A stored run: header, the transcript as it streamed, the rounds, the tokens per round, the stop."""
+    run = view.run
+    console.rule(f"[bold]run {run.id}")
+    console.print(
+        f"[bold]team:[/] {run.team}   [bold]scenario:[/] {scenario_name(run)}   [bold]status:[/] {run.status}   "
+        f"[bold]started:[/] {run.created_at[:19].replace('T', ' ')}"
+    )
+    if run.models:
+        console.print("[bold]models:[/] " + ", ".join(f"{role}={spec}" for role, spec in run.models.items()))
+    factory = message_factory(StructuredMessage[Position], StructuredMessage[Verdict])
+    for turn in view.turns:
+        _render_turn(console, factory, turn)
+    console.rule("[bold]summary")
+    console.print(rounds_table(view))
+    console.print(round_tokens_table(view))
+    if view.verdict is not None:
+        console.print(f"[bold]verdict[/] by {view.verdict['by']}: [bold green]{view.verdict.get('decision')}[/]")
+    console.print(f"[bold]status:[/] {run.status}   [bold]stop reason:[/] {run.stop_reason or run.error or '-'}")
+
+
+def _render_turn(console: Console, factory: MessageFactory, turn: TurnView) -> None:
+    try:
+        message = factory.create(turn.payload)
+    except (ValueError, ValidationError):
+        console.print(Panel(Text(turn.text), title=f"{turn.source} ({turn.kind})", title_align="left"))
+        return
+    render_message(console, message)
+
+
+def rounds_table(view: RunView) -> Table:
+    """Per round: the score (reflection) or agreement (debate), each critic's verdict, each expert's answer."""
+    has_score = any(r.score is not None for r in view.rounds)
+    has_agreement = any(r.agreement is not None for r in view.rounds)
+    table = Table(title="rounds", show_edge=False)
+    table.add_column("round", justify="right")
+    if has_score:
+        table.add_column("score", justify="right")
+    if has_agreement:
+        table.add_column("agreement", justify="right")
+    table.add_column("verdicts / answers")
+    for r in view.rounds:
+        cells = [str(r.round) + ("" if r.complete else " (open)")]
+        if has_score:
+            cells.append("-" if r.score is None else f"{r.score:g}")
+        if has_agreement:
+            cells.append("-" if r.agreement is None else f"{r.agreement:.2f}")
+        picks = [f"{a}: {v} ({r.scores[a]:g})" for a, v in r.verdicts.items()]
+        picks += [f"{a}: {answer}" for a, answer in r.answers.items()]
+        cells.append(", ".join(picks) or "-")
+        table.add_row(*cells)
+    return table
+
+
+def round_tokens_table(view: RunView) -> Table:
+    """Tokens per agent per round, then the turns after the rounds (an arbiter's ruling), then the total."""
+    table = Table(title="tokens per round", show_edge=False)
+    for column in ("round", "agent", "prompt", "completion", "total"):
+        table.add_column(column, justify="left" if column == "agent" else "right")
+    rows = [(str(r.round), agent, t) for r in view.rounds for agent, t in r.tokens.items()]
+    rows += [("verdict", agent, t) for agent, t in view.closing_tokens.items()]
+    for label, agent, t in rows:
+        table.add_row(label, agent, str(t.prompt_tokens), str(t.completion_tokens), str(t.total_tokens))
+    run = view.run
+    table.add_section()
+    table.add_row(
+        "all", "", str(run.prompt_tokens), str(run.completion_tokens), str(run.prompt_tokens + run.completion_tokens)
+    )
+    return table
+
+
+def render_calls(console: Console, run_id: str, turns: list[TurnCalls]) -> None:
+    """Every model call of a run, under its turn: the exact messages sent, then the reply."""
+    console.rule(f"[bold]model calls of run {run_id}")
+    for group in turns:
+        where = f"turn {group.step_id.rsplit(':', 1)[-1]}" if group.step_id else "outside a turn"
+        where += f" · round {group.round}" if group.round is not None else ""
+        console.rule(Text(f"{where} · {group.agent} · {len(group.calls)} call(s)", style="bold cyan"))
+        for index, call in enumerate(group.calls, 1):
+            console.print(
+                f"[bold]call {index}[/] [dim]({call.agent}, {call.seconds:.2f}s)[/]   "
+                f"prompt {call.prompt_tokens} · completion {call.completion_tokens} tokens"
+            )
+            for message in call.messages:
+                console.print(_prompt_panel(message))
+            console.print(Panel(Text(call.output or ""), title="reply", title_align="left", border_style="green"))
+
+
+def _prompt_panel(message: dict[str, Any]) -> Panel:
+    kind = str(message.get("type", "message")).removesuffix("Message").lower() or "message"
+    source = f" ({message['source']})" if message.get("source") else ""
+    content = message.get("content")
+    text = content if isinstance(content, str) else json.dumps(content, indent=2)
+    return Panel(Text(text), title=f"{kind}{source}", title_align="left", border_style="dim")

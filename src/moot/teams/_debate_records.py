@@ -8,6 +8,7 @@ from typing import Any, Literal
 from autogen_agentchat.base import TaskResult
 from pydantic import BaseModel
 
+from moot._repr import debate_blocks, to_html, to_markdown
 from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
 from moot.roles import Position
 from moot.teams._records import Usage
@@ -87,6 +88,12 @@ class DebateResult(TaskResult):
     @property
     def usage_per_round(self) -> list[Usage]:
         return [r.usage for r in self.rounds]
+
+    def _repr_html_(self) -> str:
+        return to_html(debate_blocks(self))
+
+    def _repr_markdown_(self) -> str:
+        return to_markdown(debate_blocks(self))
 
 
 class DebateState(BaseModel):

@@ -1,0 +1,314 @@
+"""Run inspection: a stored run as rounds, scores, verdicts and tokens; its model calls from the trace.
+
+``run_view`` derives everything from the run store's turns (messages carry
+``moot_kind`` / ``round`` metadata and token usage; ``RoundCompleted`` events
+close rounds), so it works for finished, partial and crashed runs alike.
+``model_calls`` reads the run's JSONL trace: what each model call actually
+saw, grouped under the turn it served. ``moot show`` prints both; its
+``--json`` output is these models dumped (schema ``SHOW_SCHEMA``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, computed_field
+
+from moot.errors import ConfigError
+from moot.store import RunRecord, RunStore, TurnRecord
+from moot.tracing import JsonlSink, TraceEvent, default_trace_dir
+
+__all__ = [
+    "PROMPTS_SCHEMA",
+    "SHOW_SCHEMA",
+    "ModelCall",
+    "RoundView",
+    "RunView",
+    "Tokens",
+    "TurnCalls",
+    "TurnView",
+    "completed_rounds",
+    "group_calls",
+    "model_calls",
+    "prompts_document",
+    "run_view",
+    "trace_dir_for",
+    "trace_path",
+]
+
+SHOW_SCHEMA = "moot.show/1"
+"""Version of ``moot show --json``; fields are only ever added under the same version."""
+PROMPTS_SCHEMA = "moot.prompts/1"
+"""Version of ``moot show --prompts --json``."""
+
+
+class Tokens(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, prompt: int, completion: int) -> None:
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+
+
+class TurnView(BaseModel):
+    """One stored message, with the round it belongs to (None: the task, or a turn after the rounds)."""
+
+    seq: int
+    step_id: str
+    round: int | None
+    source: str
+    kind: str
+    """task, draft, critique, position, verdict, round, or the message type for anything else."""
+    text: str
+    data: dict[str, Any] | None = None
+    """The structured content (critique, position, verdict, round event); None for plain text."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    created_at: str
+    payload: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    """The stored message as AutoGen dumped it (for re-rendering); not part of the JSON."""
+
+
+class RoundView(BaseModel):
+    """What one round produced: its score or agreement, each agent's verdict or answer, tokens per agent."""
+
+    round: int
+    complete: bool = False
+    """A RoundCompleted event closed it; a stop or crash can leave the last round open."""
+    score: float | None = None
+    agreement: float | None = None
+    scores: dict[str, float] = {}
+    verdicts: dict[str, str] = {}
+    answers: dict[str, str] = {}
+    tokens: dict[str, Tokens] = {}
+
+
+class RunView(BaseModel):
+    """``moot show``: the run record, every turn, the rounds and the tokens after them (an arbiter's ruling)."""
+
+    schema_: str = Field(default=SHOW_SCHEMA, serialization_alias="schema")
+    run: RunRecord
+    turns: list[TurnView]
+    rounds: list[RoundView]
+    closing_tokens: dict[str, Tokens] = {}
+    """Tokens spent after the rounds, per agent (a debate's arbiter)."""
+    verdict: dict[str, Any] | None = None
+    """A debate's ruling: the Verdict fields plus ``by``, who ruled."""
+
+    def dump(self) -> dict[str, Any]:
+        """The ``moot show --json`` document."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class ModelCall(BaseModel):
+    """One model call from the trace: the exact messages sent, the reply, its tokens."""
+
+    agent: str
+    messages: list[dict[str, Any]]
+    output: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    attributes: dict[str, Any] = {}
+
+
+class TurnCalls(BaseModel):
+    """The model calls one turn made (several when a malformed reply was retried)."""
+
+    step_id: str | None
+    agent: str
+    round: int | None = None
+    calls: list[ModelCall]
+
+
+# ----------------------------------------------------------------- run view
+def run_view(store: RunStore, run_id: str) -> RunView:
+    """The run as rounds and turns; ConfigError (naming recent runs) for an unknown id."""
+    record = store.get(run_id)
+    turns = _turn_views(store.turns(run_id))
+    rounds: dict[int, RoundView] = {}
+    closing: dict[str, Tokens] = {}
+    verdict = None
+    for turn in turns:
+        if turn.kind == "verdict" and turn.data is not None:
+            verdict = {**turn.data, "by": turn.source}
+        if turn.round is None:
+            if turn.prompt_tokens or turn.completion_tokens:
+                closing.setdefault(turn.source, Tokens()).add(turn.prompt_tokens, turn.completion_tokens)
+            continue
+        _absorb(rounds.setdefault(turn.round, RoundView(round=turn.round)), turn)
+    return RunView(
+        run=record,
+        turns=turns,
+        rounds=[rounds[n] for n in sorted(rounds)],
+        closing_tokens=closing,
+        verdict=verdict,
+    )
+
+
+def completed_rounds(store: RunStore, run_id: str) -> int:
+    """How many rounds of the run a RoundCompleted event closed."""
+    return sum(t.kind == "RoundCompleted" for t in store.turns(run_id))
+
+
+def _turn_views(records: Sequence[TurnRecord]) -> list[TurnView]:
+    views, current = [], 1
+    for t in records:
+        payload, metadata = t.payload, t.payload.get("metadata") or {}
+        kind = _kind(t, metadata)
+        if kind == "round":
+            number: int | None = int(payload["round"])
+            current = int(payload["round"]) + 1
+        elif kind in ("task", "verdict"):
+            number = None
+        else:
+            number = int(metadata["round"]) if "round" in metadata else current
+        views.append(
+            TurnView(
+                seq=t.seq,
+                step_id=t.step_id,
+                round=number,
+                source=t.source,
+                kind=kind,
+                text=_text(kind, payload),
+                data=_data(kind, payload),
+                prompt_tokens=t.prompt_tokens,
+                completion_tokens=t.completion_tokens,
+                created_at=t.created_at,
+                payload=payload,
+            )
+        )
+    return views
+
+
+def _kind(turn: TurnRecord, metadata: dict[str, Any]) -> str:
+    kind = metadata.get("moot_kind")
+    kind = kind or {"RoundCompleted": "round", "StructuredMessage[Critique]": "critique"}.get(turn.kind)
+    if kind is None and turn.seq == 0 and turn.source == "user":
+        kind = "task"
+    return str(kind or turn.kind)
+
+
+def _data(kind: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    if kind == "round":
+        keys = ("round", "score", "agreement")
+        return {k: payload.get(k) for k in keys}
+    content = payload.get("content")
+    return content if isinstance(content, dict) else None
+
+
+def _text(kind: str, payload: dict[str, Any]) -> str:
+    content = payload.get("content")
+    if isinstance(content, str):
+        return content
+    if kind == "round":
+        extra = f", score {payload['score']:g}" if payload.get("score") is not None else ""
+        extra += f", agreement {payload['agreement']:.2f}" if payload.get("agreement") is not None else ""
+        return f"round {payload.get('round')} completed{extra}"
+    if isinstance(content, dict):
+        return _structured_text(kind, content)
+    return str(content)
+
+
+def _structured_text(kind: str, content: dict[str, Any]) -> str:
+    if kind == "critique":
+        issues = "".join(f"\n- {i}" for i in content.get("issues", []))
+        return f"score {content.get('score')}, {content.get('verdict')}: {content.get('reasoning', '')}{issues}"
+    if kind == "position":
+        return f"answer {content.get('answer')!r} (confidence {content.get('confidence')}): {content.get('reasoning')}"
+    if kind == "verdict":
+        return (
+            f"decision {content.get('decision')!r} (confidence {content.get('confidence')}): {content.get('rationale')}"
+        )
+    return ", ".join(f"{k}: {v}" for k, v in content.items())
+
+
+def _absorb(view: RoundView, turn: TurnView) -> None:
+    data = turn.data or {}
+    if turn.kind == "round":
+        view.complete, view.score, view.agreement = True, data.get("score"), data.get("agreement")
+    elif turn.kind == "critique" and "score" in data:
+        view.scores[turn.source] = float(data["score"])
+        view.verdicts[turn.source] = str(data.get("verdict"))
+    elif turn.kind == "position" and "answer" in data:
+        view.answers[turn.source] = str(data["answer"])
+    if turn.prompt_tokens or turn.completion_tokens:
+        view.tokens.setdefault(turn.source, Tokens()).add(turn.prompt_tokens, turn.completion_tokens)
+    if not view.complete and view.scores:
+        view.score = min(view.scores.values())
+
+
+# -------------------------------------------------------------------- traces
+def trace_path(run_id: str, store_path: str | Path | None = None) -> Path:
+    """The run's JSONL trace: in $MOOT_TRACES, else ``traces/`` next to the store; ConfigError if absent."""
+    candidates = _trace_dirs(store_path)
+    for directory in candidates:
+        path = JsonlSink(directory).path(run_id)
+        if path.exists():
+            return path
+    looked = ", ".join(str(d) for d in candidates)
+    raise ConfigError(
+        f"no trace for run {run_id} (looked in {looked}); traces are written to $MOOT_TRACES "
+        "or traces/ next to the run store while a run is live"
+    )
+
+
+def trace_dir_for(store_path: str | Path | None) -> Path:
+    """Where a run recorded in ``store_path`` writes its trace: $MOOT_TRACES, else ``traces/`` beside the store."""
+    if os.environ.get("MOOT_TRACES") or store_path is None:
+        return default_trace_dir()
+    return Path(store_path).parent / "traces"
+
+
+def _trace_dirs(store_path: str | Path | None) -> list[Path]:
+    dirs = [trace_dir_for(store_path), default_trace_dir()]
+    return [d for i, d in enumerate(dirs) if d not in dirs[:i]]
+
+
+def model_calls(run_id: str, store_path: str | Path | None = None, view: RunView | None = None) -> list[TurnCalls]:
+    """Every model call of the run, in order, grouped under the turn that made it (with its round, given ``view``)."""
+    groups = group_calls(JsonlSink(trace_path(run_id, store_path).parent).read(run_id))
+    rounds = {t.step_id: t.round for t in view.turns} if view is not None else {}
+    for group in groups:
+        group.round = rounds.get(group.step_id or "")
+    return groups
+
+
+def prompts_document(run_id: str, turns: Sequence[TurnCalls]) -> dict[str, Any]:
+    """``moot show --prompts --json``: every model call, grouped under its turn."""
+    return {"schema": PROMPTS_SCHEMA, "run_id": run_id, "turns": [t.model_dump(mode="json") for t in turns]}
+
+
+def group_calls(events: Iterable[TraceEvent]) -> list[TurnCalls]:
+    events = list(events)
+    turns = {e.span_id: e for e in events if e.kind == "turn"}
+    groups: dict[str, TurnCalls] = {}
+    for event in events:
+        if event.kind != "model_call":
+            continue
+        turn = turns.get(event.parent_id or "")
+        key = turn.span_id if turn else f"orphan:{event.span_id}"
+        group = groups.setdefault(
+            key, TurnCalls(step_id=turn.step_id if turn else None, agent=turn.name if turn else event.name, calls=[])
+        )
+        group.calls.append(
+            ModelCall(
+                agent=event.name,
+                messages=event.messages or [],
+                output=event.output,
+                prompt_tokens=event.prompt_tokens,
+                completion_tokens=event.completion_tokens,
+                seconds=round(event.end - event.start, 3),
+                attributes=event.attributes,
+            )
+        )
+    return list(groups.values())

@@ -1,0 +1,142 @@
+"""Results in Jupyter: ReflectionResult and DebateResult render as HTML and Markdown (same content)."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from moot.conditions import Consensus, MaxRounds, ScoreThreshold
+from moot.testing import ScriptedModel
+from tests.conftest import make_critique, make_debate, make_position, make_rebuttal, make_reflection, make_verdict
+
+TASK = "Write add(a, b)."
+
+
+async def reflection_result(critic_tail: object = None):
+    model = ScriptedModel(
+        {
+            "generator": ["def add(a, b): ...", "def add(a: int, b: int) -> int:  # <b>|</b>\n    return a + b"],
+            "critic": [make_critique(55, "no type hints"), critic_tail or make_critique(91)],
+        }
+    )
+    with model:
+        return await make_reflection(model, ScoreThreshold(85) | MaxRounds(4), critic_retries=0).run(task=TASK)
+
+
+async def debate_result():
+    model = ScriptedModel(
+        {
+            "architect": [make_position("split"), make_rebuttal("keep")],
+            "ops": [make_position("keep", confidence=0.9), make_rebuttal("keep")],
+            "business": [make_position("keep"), make_rebuttal("keep")],
+            "arbiter": [make_verdict("keep")],
+        }
+    )
+    with model:
+        return await make_debate(model, Consensus() | MaxRounds(3)).run(task="Split billing out?")
+
+
+def section(markdown: str, caption: str) -> list[str]:
+    """The lines of one Markdown table, found by its caption."""
+    lines = markdown.split(f"**{caption}**\n\n", 1)[1].split("\n\n", 1)[0]
+    return lines.splitlines()
+
+
+async def test_reflection_markdown_shows_scores_verdicts_best_draft_tokens_and_transcript():
+    result = await reflection_result()
+    markdown = result._repr_markdown_()
+    assert markdown.startswith("#### Reflection · 2 round(s)\n\n**stop reason:** quality threshold: score 91 >= 85")
+    r1, r2 = (sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values()) for r in result.rounds)
+    assert section(markdown, "scores per round") == [
+        "| round | score | verdicts | issues | tokens |",
+        "|---|---|---|---|---|",
+        f"| 1 | 55 | revise (55) | no type hints | {r1} |",
+        f"| 2 | 91 | accept (91) | - | {r2} |",
+    ]
+    assert "**best:** round 2, score 91" in markdown
+    assert "```\ndef add(a: int, b: int) -> int:  # <b>|</b>\n    return a + b\n```" in markdown  # verbatim in code
+    used = result.usage["critic"]
+    row = (
+        f"| critic | {used.prompt_tokens} | {used.completion_tokens} | {used.prompt_tokens + used.completion_tokens} |"
+    )
+    assert row in section(markdown, "tokens")
+    assert [row.split(" | ")[:2] for row in section(markdown, "transcript (7 messages)")[2:]] == [
+        ["| user", "task"],
+        ["| generator", "draft (round 1)"],
+        ["| critic", "critique"],
+        ["| reflection", "round"],
+        ["| generator", "draft (round 2)"],
+        ["| critic", "critique"],
+        ["| reflection", "round"],
+    ]
+    assert "# <b>\\|</b>" in section(markdown, "transcript (7 messages)")[6]  # a pipe cannot break the table
+
+
+async def test_debate_markdown_shows_positions_per_round_agreement_and_verdict():
+    result = await debate_result()
+    markdown = result._repr_markdown_()
+    assert section(markdown, "positions per round") == [
+        "| expert | round 1 | round 2 |",
+        "|---|---|---|",
+        "| architect | split (0.70) | keep (0.70) |",
+        "| ops | keep (0.90) | keep (0.70) |",
+        "| business | keep (0.70) | keep (0.70) |",
+        "| agreement | 0.67 | 1.00 |",
+    ]
+    assert "**verdict:** keep (by arbiter, confidence 0.80)" in markdown
+    assert "**stop reason:** consensus: agreement 1.00 >= 1 in round 2" in markdown
+    assert "answer flips 1, verdict keeps the first-round majority: yes" in markdown
+    assert section(markdown, "tokens")[-1].startswith("| total | ")
+    assert "| arbiter | verdict | keep: ops argued best for keep |" in markdown
+
+
+class _Checker(HTMLParser):
+    """Fails on unbalanced tags; collects text."""
+
+    VOID = frozenset({"br", "hr", "img"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open.pop() == tag, f"unbalanced </{tag}>"
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+@pytest.mark.parametrize("make", [reflection_result, debate_result])
+async def test_html_is_well_formed_escaped_and_says_what_markdown_says(make):
+    result = await make()
+    checker = _Checker()
+    checker.feed(result._repr_html_())
+    checker.close()
+    assert checker.open == []
+    text = "".join(checker.text)
+    assert result.stop_reason in text
+    assert "tokens" in text and "transcript" in text
+    assert "<b>|</b>" not in result._repr_html_()  # model output is escaped, never markup
+
+
+async def test_a_partial_result_is_flagged_in_both_renderings():
+    result = await reflection_result(critic_tail="not json at all")
+    assert result.partial
+    assert '<p style="color:#b00020"><b>partial result:</b>' in result._repr_html_()
+    assert "> **partial result:** the run ended on a fault" in result._repr_markdown_()
+    assert "latest draft (unscored)" not in result._repr_markdown_()  # round 1 was scored: it is the best so far
+
+
+@pytest.mark.parametrize("make", [reflection_result, debate_result])
+async def test_jupyter_picks_up_both_representations(make):
+    result = await make()
+    data, _ = InteractiveShell.instance().display_formatter.format(result)
+    assert {"text/html", "text/markdown", "text/plain"} <= set(data)
+    assert data["text/markdown"] == result._repr_markdown_()
