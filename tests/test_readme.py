@@ -19,7 +19,7 @@ def quick_start_commands() -> list[str]:
 def test_quick_start_has_exactly_two_commands_and_ci_runs_the_second_verbatim():
     commands = quick_start_commands()
     assert len(commands) == 2 and all("\n" not in c for c in commands)
-    assert commands[0].endswith("moot run code_review")
+    assert commands[0].endswith("moot run architecture_review")
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert commands[1] in ci_lines
 

@@ -15,7 +15,17 @@ from moot.errors import (
 )
 from moot.models import ModelSpec
 from moot.roles import Critique, Position, Role, RoleAgent, TestCritic, custom_role, expert, role
-from moot.teams import Debate, DebateResult, Reflection, ReflectionResult
+from moot.teams import (
+    Debate,
+    DebateResult,
+    Feedback,
+    HumanInTheLoop,
+    PlannerExecutor,
+    PlannerExecutorResult,
+    Reflection,
+    ReflectionResult,
+)
+from moot.tools import PermissionPolicy, Rule, Tool, builtin_tools
 
 __version__ = "0.1.0"
 
@@ -24,19 +34,27 @@ __all__ = [
     "Critique",
     "Debate",
     "DebateResult",
+    "Feedback",
+    "HumanInTheLoop",
     "MalformedOutputError",
     "ModelSpec",
     "ModelUnavailableError",
     "MootError",
+    "PermissionPolicy",
+    "PlannerExecutor",
+    "PlannerExecutorResult",
     "Position",
     "Reflection",
     "ReflectionResult",
     "Role",
     "RoleAgent",
+    "Rule",
     "TestCritic",
+    "Tool",
     "ToolFaultError",
     "TransientModelError",
     "__version__",
+    "builtin_tools",
     "custom_role",
     "expert",
     "role",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,11 +19,12 @@ from rich.console import Console
 
 from moot.console import render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
-from moot.inspect import RunView, TurnCalls, completed_rounds, model_calls, prompts_document, run_view, trace_dir_for
+from moot.inspect import RunView, TurnCalls, completed_rounds, model_calls, prompts_document, run_view
 from moot.scenario import Scenario, find_scenario, load_scenario, parse_model_options
 from moot.store import RunRecord, RunStore, resumable_state
+from moot.teams import ConsoleFeedback, HumanInTheLoop, PlannerExecutor
 from moot.teams._base import MootTeam
-from moot.tracing import Tracer
+from moot.tools import ConsoleApprover
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="moot: multi-agent debate and review loops.")
 out = Console()
@@ -40,6 +42,9 @@ ModelOption = Annotated[
 TaskOption = Annotated[str | None, typer.Option("--task", help="Replace the scenario's task text.")]
 
 
+PauseOption = Annotated[
+    list[str], typer.Option("--pause-at", help="Pause for your feedback at: round, final (repeatable).")
+]
 StoreOption = Annotated[
     str | None, typer.Option("--store", help="Run store (SQLite) path; default $MOOT_STORE or the user data dir.")
 ]
@@ -61,13 +66,14 @@ def run(
     model: ModelOption = [],  # noqa: B006 - typer reads the default
     task: TaskOption = None,
     store: StoreOption = None,
+    pause_at: PauseOption = [],  # noqa: B006
 ) -> None:
     """Run a scenario, printing the transcript live and then the result."""
     try:
         loaded = load_scenario(scenario)
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    run_scenario(loaded, model, task, store=store, reference=scenario)
+    run_scenario(loaded, model, task, store=store, reference=scenario, pause_at=pause_at)
 
 
 @app.command()
@@ -80,12 +86,13 @@ def resume(
     try:
         record = _resumable(RunStore.shared(store), run_id, last)
         loaded = load_scenario(record.scenario or "")
-        team = _build(loaded, list(record.options.get("model_options", [])), store)
+        options = record.options
+        team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
         resumable_state(RunStore.shared(store), record.id)
     except ConfigError as exc:
         raise fail(str(exc)) from None
     out.print(f"[bold]moot[/] resuming run [cyan]{record.id}[/] of {loaded.name} ({record.turns} turns recorded)")
-    asyncio.run(_render(team.resume_stream(record.id)))
+    asyncio.run(_render(team.resume_stream(record.id), team))
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout instead of tables.")]
@@ -192,38 +199,48 @@ def _resumable(store: RunStore, run_id: str | None, last: bool) -> RunRecord:
     return record
 
 
-def _build(scenario: Scenario, model_options: list[str], store: str | None) -> MootTeam:
+def _build(
+    scenario: Scenario, model_options: list[str], store: str | None, pause_at: list[str] | None = None
+) -> MootTeam:
     models = parse_model_options(model_options, scenario.roles)
     team = scenario.build(models)
     if not isinstance(team, MootTeam):
         raise ConfigError(f"scenario {scenario.name} must build a moot team, got {type(team).__name__}")
-    team.store_path = store
-    if store is not None:  # the trace goes next to the store it belongs to, where moot show looks for it
-        team.tracer = Tracer.default(trace_dir_for(store))
+    team.store_path = store  # the trace goes next to the store it belongs to, where moot show looks for it
+    team.run_info = {
+        "models": {role: str(models.spec(role)) for role in scenario.roles},
+        "options": {"model_options": model_options, "pause_at": list(pause_at or [])},
+    }
+    _attach_human(team, pause_at or [])
     return team
 
 
+def _attach_human(team: MootTeam, pause_at: list[str]) -> None:
+    """At a terminal a person answers feedback pauses and tool approvals; elsewhere the run suspends."""
+    interactive = sys.stdin.isatty()
+    team.human = HumanInTheLoop(pause_at, feedback=ConsoleFeedback(out) if interactive else None)
+    if isinstance(team, PlannerExecutor) and team.policy.approver is None and interactive:
+        team.policy.approver = ConsoleApprover(out)
+
+
 def run_scenario(
-    scenario: Scenario, model_options: list[str], task: str | None, *, store: str | None = None, reference: str = ""
+    scenario: Scenario,
+    model_options: list[str],
+    task: str | None,
+    *,
+    store: str | None = None,
+    reference: str = "",
+    pause_at: list[str] | None = None,
 ) -> TaskResult:
     """Resolve models, build the team (all bad input surfaces here, before any output), run it."""
     try:
-        team = _build(scenario, model_options, store)
+        team = _build(scenario, model_options, store, pause_at)
         RunStore.shared(store)  # an unreadable store is bad input too: refuse before the run starts
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    team.run_info = {
-        "scenario": str(find_scenario(reference).resolve()) if reference else scenario.name,
-        "models": {role: str(team_spec) for role, team_spec in _specs(scenario, model_options).items()},
-        "options": {"model_options": model_options},
-    }
+    team.run_info["scenario"] = str(find_scenario(reference).resolve()) if reference else scenario.name
     out.print(f"[bold]moot[/] running [cyan]{scenario.name}[/]: {scenario.description}")
     return asyncio.run(_render(team.run_stream(task=task or scenario.task), team))
-
-
-def _specs(scenario: Scenario, model_options: list[str]) -> dict[str, object]:
-    models = parse_model_options(model_options, scenario.roles)
-    return {role: models.spec(role) for role in scenario.roles}
 
 
 async def _render(stream: AsyncIterator[object], team: MootTeam | None = None) -> TaskResult:
@@ -239,6 +256,9 @@ async def _render(stream: AsyncIterator[object], team: MootTeam | None = None) -
             render_message(out, item)  # type: ignore[arg-type]
     assert result is not None
     render_result(out, result)
+    if team is not None and team.waiting_for:
+        where, run_id = team.waiting_for, team.run_id
+        out.print(f"[yellow]suspended:[/] waiting for feedback at {where}; continue with: moot resume {run_id}")
     return result
 
 
@@ -247,8 +267,13 @@ def run_scenario_main(scenario: Scenario, argv: list[str]) -> None:
     command = typer.Typer(add_completion=False)
 
     @command.command()
-    def main(model: ModelOption = [], task: TaskOption = None, store: StoreOption = None) -> None:  # noqa: B006
-        run_scenario(scenario, model, task, store=store, reference=scenario.name)
+    def main(
+        model: ModelOption = [],  # noqa: B006
+        task: TaskOption = None,
+        store: StoreOption = None,
+        pause_at: PauseOption = [],  # noqa: B006
+    ) -> None:
+        run_scenario(scenario, model, task, store=store, reference=scenario.name, pause_at=pause_at)
 
     command(args=argv, prog_name=f"{scenario.name}.py")
 

@@ -17,10 +17,17 @@ from rich.text import Text
 
 from moot.arbiters import Verdict
 from moot.inspect import RunView, TurnCalls, TurnView
-from moot.messages import RoundCompleted, message_factory
+from moot.messages import (
+    HumanFeedbackGiven,
+    HumanFeedbackRequested,
+    RoundCompleted,
+    StepFinished,
+    ToolExecuted,
+    message_factory,
+)
 from moot.roles import Critique, Position
 from moot.store import RunRecord
-from moot.teams import DebateResult, ReflectionResult
+from moot.teams import DebateResult, PlannerExecutorResult, ReflectionResult
 from moot.teams._records import Usage
 
 __all__ = ["render_calls", "render_message", "render_result", "render_run", "runs_table"]
@@ -36,6 +43,8 @@ def render_message(console: Console, message: BaseAgentEvent | BaseChatMessage) 
         console.print(_position_panel(message.source, message.content))
     elif isinstance(message, StructuredMessage) and isinstance(message.content, Verdict):
         console.print(_verdict_panel(message.source, message.content))
+    elif isinstance(message, ToolExecuted | StepFinished | HumanFeedbackRequested | HumanFeedbackGiven):
+        console.print(Text(message.to_text(), style="dim"))
     elif isinstance(message, BaseChatMessage):
         title = "task" if message.source == "user" else message.source
         console.print(Panel(Markdown(message.to_text()), title=title, title_align="left", border_style="cyan"))
@@ -125,6 +134,26 @@ def render_result(console: Console, result: TaskResult) -> None:
         _reflection_result(console, result)
     elif isinstance(result, DebateResult):
         _debate_result(console, result)
+    elif isinstance(result, PlannerExecutorResult):
+        _plan_result(console, result)
+
+
+def _plan_result(console: Console, result: PlannerExecutorResult) -> None:
+    plan = Table(title=f"plan (revised {result.revisions}x)", show_edge=False)
+    for column in ("#", "step", "status"):
+        plan.add_column(column)
+    for step in result.plan:
+        plan.add_row(str(step.number), step.description, step.status)
+    console.print(plan)
+    audit = Table(title="tool calls (audit trail)", show_edge=False)
+    for column in ("tool", "arguments", "decision", "ok"):
+        audit.add_column(column, overflow="fold")
+    for record in result.audit:
+        audit.add_row(record.tool, json.dumps(record.args)[:80], record.decision, "yes" if record.ok else "no")
+    console.print(audit)
+    if result.partial:
+        console.print("[bold red]partial result:[/] the run ended on a fault")
+    console.print(usage_table(result.usage))
 
 
 def _reflection_result(console: Console, result: ReflectionResult) -> None:

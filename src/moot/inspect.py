@@ -10,7 +10,6 @@ saw, grouped under the turn it served. ``moot show`` prints both; its
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,6 @@ __all__ = [
     "model_calls",
     "prompts_document",
     "run_view",
-    "trace_dir_for",
     "trace_path",
 ]
 
@@ -262,15 +260,8 @@ def trace_path(run_id: str, store_path: str | Path | None = None) -> Path:
     )
 
 
-def trace_dir_for(store_path: str | Path | None) -> Path:
-    """Where a run recorded in ``store_path`` writes its trace: $MOOT_TRACES, else ``traces/`` beside the store."""
-    if os.environ.get("MOOT_TRACES") or store_path is None:
-        return default_trace_dir()
-    return Path(store_path).parent / "traces"
-
-
 def _trace_dirs(store_path: str | Path | None) -> list[Path]:
-    dirs = [trace_dir_for(store_path), default_trace_dir()]
+    dirs = [default_trace_dir(store_path), default_trace_dir()]
     return [d for i, d in enumerate(dirs) if d not in dirs[:i]]
 
 

@@ -1,14 +1,25 @@
-"""moot's own AutoGen message types (round events, draft tagging) and a factory that rebuilds them."""
+"""moot's own AutoGen message types (round, step, tool and human-feedback events, draft tagging) and a factory."""
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from autogen_agentchat.messages import BaseAgentEvent, MessageFactory, StructuredMessage
 
-from moot.roles import Critique
+from moot.roles import Critique, Plan, StepResult, ToolCall
+from moot.tools import AuditRecord
 
-__all__ = ["DRAFT", "RoundCompleted", "message_factory"]
+__all__ = [
+    "DRAFT",
+    "FEEDBACK_ACTIONS",
+    "HumanFeedbackGiven",
+    "HumanFeedbackRequested",
+    "RoundCompleted",
+    "StepFinished",
+    "ToolExecuted",
+    "message_factory",
+]
 
 DRAFT = "draft"
 """``metadata["moot_kind"]`` of a generator's draft message."""
@@ -33,10 +44,82 @@ class RoundCompleted(BaseAgentEvent):
         return f"round {self.round} completed{extra}"
 
 
+class ToolExecuted(BaseAgentEvent):
+    """A tool call went through the permission policy: its audit record (decision, result or refusal)."""
+
+    step: int
+    record: AuditRecord
+    type: Literal["ToolExecuted"] = "ToolExecuted"
+
+    def to_text(self) -> str:
+        r = self.record
+        args = ", ".join(f"{k}={_short(v)}" for k, v in r.args.items())
+        head = f"step {self.step}: {r.tool}({args}) {r.decision}"
+        feedback = " ".join(r.feedback.split())
+        return f"{head}: {feedback[:300]}"
+
+
+class StepFinished(BaseAgentEvent):
+    """A planner-executor step ended: its check passed or failed, and why. MaxSteps counts these."""
+
+    step: int
+    """The plan step's number."""
+    attempt: int
+    """How many steps the run has executed, this one included."""
+    passed: bool
+    reason: str
+    tool: str | None = None
+    type: Literal["StepFinished"] = "StepFinished"
+
+    def to_text(self) -> str:
+        return f"step {self.step} {'passed' if self.passed else 'failed'}: {self.reason}"
+
+
+FEEDBACK_ACTIONS = ("approve", "reject", "stop")
+
+
+class HumanFeedbackRequested(BaseAgentEvent):
+    """The run is waiting for a human at a feedback point; without a feedback source it suspends here."""
+
+    point: str
+    round: int | None = None
+    stop_reason: str | None = None
+    """At the ``final`` point: why the loop ended (kept when the human approves)."""
+    summary: str = ""
+    """What the human is asked to judge (the latest draft, verdict or step)."""
+    type: Literal["HumanFeedbackRequested"] = "HumanFeedbackRequested"
+
+    def to_text(self) -> str:
+        where = f" (round {self.round})" if self.round is not None else ""
+        return f"waiting for human feedback at {self.point}{where}"
+
+
+class HumanFeedbackGiven(BaseAgentEvent):
+    """A human's answer at a feedback point: approve, reject with a comment, or stop."""
+
+    point: str
+    action: Literal["approve", "reject", "stop"]
+    comment: str = ""
+    type: Literal["HumanFeedbackGiven"] = "HumanFeedbackGiven"
+
+    def to_text(self) -> str:
+        comment = f": {self.comment}" if self.comment else ""
+        return f"{self.source} at {self.point}: {self.action}{comment}"
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """An argument as a call shows it: strings quoted, other values as JSON, clipped."""
+    text = " ".join(value.split()) if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return repr(text) if isinstance(value, str) else text
+
+
 def message_factory(*structured: type) -> MessageFactory:
-    """A MessageFactory that can rebuild moot's saved messages (critiques, positions, round events)."""
+    """A MessageFactory that can rebuild moot's saved messages (critiques, positions, plans, events)."""
     factory = MessageFactory()
-    for message_type in (RoundCompleted, StructuredMessage[Critique], *structured):
+    events = (RoundCompleted, ToolExecuted, StepFinished, HumanFeedbackRequested, HumanFeedbackGiven)
+    plans = (StructuredMessage[Plan], StructuredMessage[ToolCall], StructuredMessage[StepResult])
+    for message_type in (*events, StructuredMessage[Critique], *plans, *structured):
         if not factory.is_registered(message_type):
             factory.register(message_type)
     return factory

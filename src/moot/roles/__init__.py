@@ -2,14 +2,17 @@
 
 from moot.roles._agent import RoleAgent, RoleAgentConfig
 from moot.roles._critique import Critique
+from moot.roles._plan import Plan, Step, StepResult, ToolCall
 from moot.roles._position import Position, Rebuttal
 from moot.roles._role import (
     ARBITER,
     ARCHITECT,
     BUSINESS,
     CRITIC,
+    EXECUTOR,
     GENERATOR,
     OPS,
+    PLANNER,
     Role,
     custom_role,
     expert,
@@ -24,16 +27,22 @@ __all__ = [
     "ARCHITECT",
     "BUSINESS",
     "CRITIC",
+    "EXECUTOR",
     "GENERATOR",
     "OPS",
+    "PLANNER",
     "Critique",
+    "Plan",
     "Position",
     "Rebuttal",
     "Role",
     "RoleAgent",
     "RoleAgentConfig",
+    "Step",
+    "StepResult",
     "TestCritic",
     "TestCriticConfig",
+    "ToolCall",
     "custom_role",
     "expert",
     "known_roles",

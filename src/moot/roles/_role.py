@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from moot.arbiters._verdict import Verdict
 from moot.errors import ConfigError
 from moot.roles._critique import Critique
+from moot.roles._plan import Plan
 from moot.roles._position import Position
 from moot.roles._prompts import render
 
@@ -100,4 +101,11 @@ BUSINESS = expert("business", render("experts/business"), description="Value, ri
 ARBITER = register_role(Role("arbiter", "Weighs the experts' arguments and rules.", render("arbiter"), Verdict))
 CRITIC = register_role(
     Role("critic", "Reviews a draft and answers with a structured Critique.", render("critic"), Critique)
+)
+PLANNER = register_role(
+    Role("planner", "Breaks a task into steps, each one tool call with a success check.", render("planner"), Plan)
+)
+EXECUTOR = register_role(
+    # No fixed schema: the team asks for a ToolCall narrowed to its tools, or a StepResult, turn by turn.
+    Role("executor", "Performs one plan step with one tool call, or judges a step's outcome.", render("executor"))
 )

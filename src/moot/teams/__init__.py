@@ -2,16 +2,42 @@
 
 from moot.teams._debate import Debate, default_debate_stop
 from moot.teams._debate_records import DebateMetrics, DebateResult, DebateRound
+from moot.teams._human import (
+    FINAL,
+    POINTS,
+    ROUND,
+    CallbackFeedback,
+    ConsoleFeedback,
+    Feedback,
+    HumanFeedback,
+    HumanInTheLoop,
+)
+from moot.teams._plan_records import PlannedStep, PlannerExecutorResult, PlannerExecutorState, StepRecord
+from moot.teams._planner_executor import PlannerExecutor, default_planner_executor_stop
 from moot.teams._reflection import Reflection, ReflectionConfig, ReflectionResult, ReflectionRound
 
 __all__ = [
+    "FINAL",
+    "POINTS",
+    "ROUND",
+    "CallbackFeedback",
+    "ConsoleFeedback",
     "Debate",
     "DebateMetrics",
     "DebateResult",
     "DebateRound",
+    "Feedback",
+    "HumanFeedback",
+    "HumanInTheLoop",
+    "PlannedStep",
+    "PlannerExecutor",
+    "PlannerExecutorResult",
+    "PlannerExecutorState",
     "Reflection",
     "ReflectionConfig",
     "ReflectionResult",
     "ReflectionRound",
+    "StepRecord",
     "default_debate_stop",
+    "default_planner_executor_stop",
 ]

@@ -25,13 +25,25 @@ from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageF
 from autogen_core import CancellationToken
 from pydantic import BaseModel
 
-from moot.errors import MalformedOutputError, ToolFaultError
-from moot.messages import RoundCompleted
+from moot.errors import MalformedOutputError, ToolFaultError, TransientModelError
+from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
 from moot.roles import RoleAgent
 from moot.teams._hooks import RunInfo, TeamHooks
-from moot.tracing import TraceEvent, Tracer, TraceSink, traced
+from moot.teams._human import (
+    FINAL,
+    ROUND,
+    HumanInTheLoop,
+    LoopControl,
+    default_summary,
+    feedback_request,
+    unanswered,
+    with_human_note,
+)
+from moot.tracing import TraceEvent, Tracer, TraceSink, default_trace_dir, traced
 
 Message = BaseAgentEvent | BaseChatMessage
+MootFault = MalformedOutputError | ToolFaultError | TransientModelError
+"""Faults that end a run with its best-so-far result marked partial, instead of an exception."""
 Task = str | BaseChatMessage | Sequence[BaseChatMessage] | None
 
 
@@ -59,6 +71,10 @@ class MootTeam(Team):
         """Extra sinks (TraceSink protocol) every run also reports to."""
         self.run_info: dict[str, Any] = {}
         """Extra run metadata (scenario, models, options) stored with each run, e.g. by the CLI."""
+        self.human = HumanInTheLoop()
+        """Where the team pauses for human feedback and who answers (see HumanInTheLoop); nowhere by default."""
+        self.waiting_for: str | None = None
+        """The feedback point the last run suspended at, waiting for a human; None otherwise."""
 
     @property
     def name(self) -> str:
@@ -95,7 +111,7 @@ class MootTeam(Team):
         """One agent turn, traced as a ``turn`` span (the parent of its model calls)."""
         step_id = f"{self.run_id}:{len(self.transcript)}"
         with traced("turn", agent.name, step_id=step_id) as span:
-            messages = [TextMessage(content=prompt, source="user")]
+            messages = [TextMessage(content=with_human_note(prompt, self.transcript), source="user")]
             if output_type is not None and isinstance(agent, RoleAgent):
                 response = await agent.respond(messages, token, output_type)
             else:
@@ -106,8 +122,8 @@ class MootTeam(Team):
                 span.completion_tokens = message.models_usage.completion_tokens
             return message
 
-    def _on_fault(self, error: MalformedOutputError | ToolFaultError) -> None:
-        """Account for a turn that failed for good on malformed output or a broken tool."""
+    def _on_fault(self, error: MootFault) -> None:
+        """Account for a turn that failed for good: malformed output, a broken tool, a model out of retries."""
 
     async def _closing(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         """Turns that run after the loop stopped, whatever stopped it (a debate's verdict)."""
@@ -117,6 +133,13 @@ class MootTeam(Team):
     def _done_reason(self) -> str:
         """Stop reason when ``_turns`` ends by itself rather than by a condition."""
         return "the team finished its work"
+
+    def _feedback_summary(self) -> str:
+        """What a human is shown at a feedback point; the default is the latest two chat messages."""
+        return default_summary(self.transcript)
+
+    def _on_human_feedback(self, feedback: HumanFeedbackGiven) -> None:
+        """React to a human's answer beyond the default (a rejection's comment heads the next round's prompts)."""
 
     @abstractmethod
     def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> TaskResult:
@@ -162,7 +185,7 @@ class MootTeam(Team):
         await self._begin_run(resumed=not task_messages)
         produced: list[Message] = list(task_messages) if output_task_messages else []
         assert self.run_id is not None
-        tracer = self.tracer or Tracer.default()
+        tracer = self.tracer or Tracer.default(default_trace_dir(self.store_path))
         tracer.sinks.extend(s for s in self.trace_sinks if s not in tracer.sinks)
         with tracer.activate(self.run_id), tracer.span("run", self.name, resumed=not task_messages) as run_span:
             async for item in self._traced_run(task_messages, produced, token, tracer):
@@ -188,6 +211,7 @@ class MootTeam(Team):
                     yield item
             assert result is not None
             status = "partial" if getattr(result, "partial", False) else "finished"
+            status = "suspended" if self.waiting_for is not None else status
             stop_reason = result.stop_reason
             await self._end_run(status, stop_reason, _summary(result))
             yield result
@@ -201,35 +225,117 @@ class MootTeam(Team):
     async def _loop(
         self, token: CancellationToken, produced: list[Message], tracer: Tracer
     ) -> AsyncGenerator[Message | TaskResult, None]:
-        stop_reason, partial = None, False
+        ctl = LoopControl(pending=unanswered(self.transcript))
+        self.waiting_for = None
+        while not ctl.finished:
+            if ctl.pending is None or ctl.pending.point != FINAL:
+                async for item in self._segment(token, produced, tracer, ctl):
+                    yield item
+            async for item in self._final_point(produced, ctl):
+                yield item
+        if self._stop is not None:
+            await self._stop.reset()
+        self.waiting_for = ctl.suspended_at
+        yield self._result(produced, ctl.stop_reason or self._done_reason(), ctl.partial)
+
+    async def _segment(
+        self, token: CancellationToken, produced: list[Message], tracer: Tracer, ctl: LoopControl
+    ) -> AsyncGenerator[Message, None]:
+        """Turns until a condition, the topology or a human stops them; then the closing turns."""
+        pending = ctl.take_pending()
+        if pending is not None:  # a suspended run continues: its unanswered round pause comes first
+            async for item in self._pause(pending, produced, ctl, fresh=False):
+                yield item
+        if ctl.running:
+            async for item in self._turn_loop(token, produced, tracer, ctl):
+                yield item
+        if ctl.suspended_at is None:
+            async for batch in self._closing(token):
+                await self._emit(batch, produced)
+                for message in batch:
+                    yield message
+
+    async def _turn_loop(
+        self, token: CancellationToken, produced: list[Message], tracer: Tracer, ctl: LoopControl
+    ) -> AsyncGenerator[Message, None]:
         turns = self._turns(token)
         round_start = time.time()
         try:
             async for batch in turns:
-                await self._commit(batch)
-                produced.extend(batch)
+                await self._emit(batch, produced)
                 for message in batch:
                     yield message
                 round_start = _trace_round(tracer, batch, produced, round_start)
                 stop = await self._check_stop(batch)
                 if stop is not None:
-                    stop_reason = stop.content
+                    ctl.stop_reason = stop.content
                     with tracer.span("termination", stop.source, reason=stop.content):
                         pass
                     break
-        except (MalformedOutputError, ToolFaultError) as exc:
+                done = next((m for m in batch if isinstance(m, RoundCompleted)), None)
+                if done is not None and self.human.wants(ROUND):
+                    request = feedback_request(self.name, ROUND, self._feedback_summary(), round=done.round)
+                    async for item in self._pause(request, produced, ctl):
+                        yield item
+                    if not ctl.running:
+                        break
+        except (MalformedOutputError, ToolFaultError, TransientModelError) as exc:
             self._on_fault(exc)
-            stop_reason, partial = f"error: {exc}", True
+            ctl.stop_reason, ctl.partial = f"error: {exc}", True
         finally:
             await turns.aclose()
-        async for batch in self._closing(token):
-            await self._commit(batch)
-            produced.extend(batch)
-            for message in batch:
-                yield message
-        if self._stop is not None:
-            await self._stop.reset()
-        yield self._result(produced, stop_reason or self._done_reason(), partial)
+
+    async def _final_point(self, produced: list[Message], ctl: LoopControl) -> AsyncGenerator[Message, None]:
+        """Before the result is accepted: the ``final`` feedback point. A rejection runs more turns."""
+        ctl.finished = True
+        pending = ctl.take_pending()
+        if pending is None and (not self.human.wants(FINAL) or not ctl.running or ctl.partial):
+            return
+        if pending is not None:
+            ctl.stop_reason = ctl.stop_reason or pending.stop_reason
+        request = pending or feedback_request(
+            self.name, FINAL, self._feedback_summary(), stop_reason=ctl.stop_reason or self._done_reason()
+        )
+        async for item in self._pause(request, produced, ctl, fresh=pending is None):
+            yield item
+        if ctl.rejected:
+            limit = await self._rearm_stop()
+            if limit is None:
+                ctl.next_segment()
+            else:
+                ctl.stop_reason = f"{limit} (a human rejected the result, but this limit still holds)"
+
+    async def _pause(
+        self, request: HumanFeedbackRequested, produced: list[Message], ctl: LoopControl, *, fresh: bool = True
+    ) -> AsyncGenerator[Message, None]:
+        """Wait for a human at a feedback point; with nobody to ask, suspend the run there."""
+        if fresh:
+            await self._emit([request], produced)
+            yield request
+        if self.human.feedback is None:
+            ctl.suspend(request.point)
+            return
+        feedback = await self.human.ask(request)
+        given = HumanFeedbackGiven(
+            source=feedback.by, point=request.point, action=feedback.action, comment=feedback.comment
+        )
+        await self._emit([given], produced)
+        yield given
+        self._on_human_feedback(given)
+        ctl.apply(given)
+
+    async def _rearm_stop(self) -> str | None:
+        """After a rejection: conditions start over from the transcript without its rounds, so quality and
+        round stops let the team go on while token and step budgets still hold. Returns a limit that holds."""
+        if self._stop is None:
+            return None
+        await self._stop.reset()
+        fired = await self._stop([m for m in self.transcript if not isinstance(m, RoundCompleted)])
+        return fired.content if fired is not None else None
+
+    async def _emit(self, batch: Sequence[Message], produced: list[Message]) -> None:
+        await self._commit(batch)
+        produced.extend(batch)
 
     async def _commit(self, batch: Sequence[Message]) -> None:
         """Append a turn to the transcript and checkpoint it through the hooks, before anyone sees it."""

@@ -21,12 +21,12 @@ from pydantic import BaseModel
 
 from moot.arbiters import Arbiter, MajorityVote, Verdict, normalise_answer
 from moot.conditions import Consensus, MaxRounds, TokenBudget
-from moot.errors import ConfigError, MalformedOutputError, ToolFaultError
+from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted, message_factory
 from moot.roles import Position, Rebuttal, RoleAgent
 from moot.roles._position import with_options
 from moot.roles._prompts import render
-from moot.teams._base import Message, MootTeam
+from moot.teams._base import Message, MootFault, MootTeam
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics
 from moot.teams._records import add_usage, fingerprint, total_usage
 
@@ -126,7 +126,7 @@ class Debate(MootTeam):
             fingerprints={"positions": fingerprint(*answers)},
         )
 
-    def _on_fault(self, error: MalformedOutputError | ToolFaultError) -> None:
+    def _on_fault(self, error: MootFault) -> None:
         if isinstance(error, MalformedOutputError):
             self.state.parse_failures += error.attempts
 
@@ -162,8 +162,9 @@ class Debate(MootTeam):
         schema = with_options(Verdict, "decision", self.options)
         try:
             message = await self._ask(self.arbiter, prompt, token, schema)
-        except MalformedOutputError as exc:
-            self.state.parse_failures += exc.attempts
+        except (MalformedOutputError, TransientModelError) as exc:
+            if isinstance(exc, MalformedOutputError):
+                self.state.parse_failures += exc.attempts
             fallback = await MajorityVote().rule(task, shown)
             return self._verdict_message(fallback, MajorityVote.name, f"arbiter failed ({exc}); majority vote ruled")
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Verdict)):

@@ -15,12 +15,13 @@ from autogen_agentchat.messages import BaseChatMessage, MessageFactory, Structur
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
+from moot._repr import reflection_blocks, to_html, to_markdown
 from moot.conditions import default_stop
-from moot.errors import MalformedOutputError, ToolFaultError
+from moot.errors import MalformedOutputError
 from moot.messages import DRAFT, RoundCompleted, message_factory
 from moot.roles import Critique
 from moot.roles._prompts import render
-from moot.teams._base import Message, MootTeam
+from moot.teams._base import Message, MootFault, MootTeam
 from moot.teams._records import Usage, add_usage, fingerprint, total_usage
 
 __all__ = ["Reflection", "ReflectionConfig", "ReflectionResult", "ReflectionRound"]
@@ -64,6 +65,12 @@ class ReflectionResult(TaskResult):
     def answer(self) -> str | None:
         """The answer to use: the best-scoring draft, else the latest (unscored) draft."""
         return self.best.draft if self.best else self.latest_draft
+
+    def _repr_html_(self) -> str:
+        return to_html(reflection_blocks(self))
+
+    def _repr_markdown_(self) -> str:
+        return to_markdown(reflection_blocks(self))
 
 
 class ReflectionState(BaseModel):
@@ -134,7 +141,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
                 batch.append(self._round_event(self.state.rounds[-1]))
             yield batch
 
-    def _on_fault(self, error: MalformedOutputError | ToolFaultError) -> None:
+    def _on_fault(self, error: MootFault) -> None:
         if isinstance(error, MalformedOutputError):
             self.state.parse_failures += error.attempts
 

@@ -24,10 +24,12 @@ _TRACER: ContextVar[Tracer | None] = ContextVar("moot_tracer", default=None)
 _SPAN: ContextVar[TraceEvent | None] = ContextVar("moot_span", default=None)
 
 
-def default_trace_dir() -> Path:
-    """$MOOT_TRACES, else ``traces/`` next to the run store."""
+def default_trace_dir(store_path: str | Path | None = None) -> Path:
+    """$MOOT_TRACES, else ``traces/`` next to the run store (``store_path``, or the default store)."""
     if explicit := os.environ.get("MOOT_TRACES"):
         return Path(explicit)
+    if store_path is not None:
+        return Path(store_path).parent / "traces"
     from moot.store import RunStore
 
     return RunStore.default_path().parent / "traces"

@@ -1,0 +1,253 @@
+"""Human in the loop: any moot team can pause for a person's feedback at configurable points.
+
+Points (the same for every team):
+
+* ``round``: after each completed round (a Reflection draft + critique, a
+  debate round, a planner-executor step);
+* ``final``: before the result is accepted, after the loop stopped and its
+  closing turns ran (after the arbiter's verdict, on the final draft, on the
+  completed plan).
+
+At a point the team emits :class:`~moot.messages.HumanFeedbackRequested` and
+asks its feedback source. The answer (:class:`Feedback`) approves, rejects
+with a comment, or stops the run. A rejection's comment is shown to every
+agent turn of the next round (a team may also act on it, e.g. a
+planner-executor re-plans); a rejection at ``final`` re-arms quality and round
+stops so the team works on, while token and step budgets still hold.
+
+With no feedback source (a non-interactive run), the run suspends: status
+``suspended``, stop reason ``waiting for human feedback at <point>``. Resume
+it later with a source attached (``team.human.feedback = ...; await
+team.run()``, or ``team.resume(run_id)`` from the run store): the
+unanswered request is asked first, nothing is repeated.
+
+    team.human = HumanInTheLoop(["final"], feedback=lambda request: Feedback.reject("cite the source"))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, Literal, Protocol, runtime_checkable
+
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
+from pydantic import BaseModel, Field
+
+from moot.errors import ConfigError
+from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
+from moot.tracing import traced
+
+__all__ = [
+    "FINAL",
+    "POINTS",
+    "ROUND",
+    "CallbackFeedback",
+    "ConsoleFeedback",
+    "Feedback",
+    "HumanFeedback",
+    "HumanInTheLoop",
+]
+
+ROUND = "round"
+FINAL = "final"
+POINTS = (ROUND, FINAL)
+_SUMMARY_CHARS = 4000
+
+Message = BaseAgentEvent | BaseChatMessage
+
+
+class Feedback(BaseModel):
+    """A person's answer at a feedback point."""
+
+    action: Literal["approve", "reject", "stop"]
+    comment: str = Field(default="", max_length=2000)
+    """For ``reject``: what to change (shown to the agents). For ``stop``: why."""
+    by: str = "human"
+
+    @classmethod
+    def approve(cls, comment: str = "") -> Feedback:
+        return cls(action="approve", comment=comment)
+
+    @classmethod
+    def reject(cls, comment: str) -> Feedback:
+        return cls(action="reject", comment=comment)
+
+    @classmethod
+    def stop(cls, comment: str = "") -> Feedback:
+        return cls(action="stop", comment=comment)
+
+
+@runtime_checkable
+class HumanFeedback(Protocol):
+    """Where feedback comes from: a person at a console, a callback, a review queue."""
+
+    async def __call__(self, request: HumanFeedbackRequested) -> Feedback: ...
+
+
+FeedbackCallback = Callable[[HumanFeedbackRequested], Feedback | Awaitable[Feedback]]
+
+
+class CallbackFeedback:
+    """Feedback from code: ``fn(request)`` returns or awaits a :class:`Feedback`."""
+
+    def __init__(self, fn: FeedbackCallback, *, name: str = "callback") -> None:
+        self.fn = fn
+        self.name = name
+
+    async def __call__(self, request: HumanFeedbackRequested) -> Feedback:
+        answer = self.fn(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if not isinstance(answer, Feedback):
+            raise TypeError(f"feedback callback must return a moot.teams.Feedback, got {type(answer).__name__}")
+        return answer
+
+
+class ConsoleFeedback:
+    """Feedback from a person at a terminal: shows what to judge, asks approve / reject / stop and a comment.
+
+    ``stdin`` defaults to the terminal; give a file to script it. Runs in a
+    thread so the event loop is not blocked while the person reads.
+    """
+
+    def __init__(self, console: Any = None, stdin: IO[str] | None = None, *, name: str = "human") -> None:
+        from rich.console import Console
+
+        self.console = console or Console()
+        self.stdin = stdin
+        self.name = name
+
+    async def __call__(self, request: HumanFeedbackRequested) -> Feedback:
+        return await asyncio.to_thread(self._ask, request)
+
+    def _ask(self, request: HumanFeedbackRequested) -> Feedback:
+        from rich.panel import Panel
+        from rich.prompt import Prompt
+
+        title = request.to_text() + (f" ({request.stop_reason})" if request.stop_reason else "")
+        self.console.print(Panel(request.summary or "(nothing to show)", title=title, title_align="left"))
+        choice = Prompt.ask(
+            "approve, reject or stop?",
+            choices=["a", "r", "s"],
+            default="a",
+            console=self.console,
+            stream=self.stdin,
+        )
+        action = {"a": "approve", "r": "reject", "s": "stop"}[choice]
+        label = "what should change?" if action == "reject" else "comment (optional)"
+        comment = Prompt.ask(label, default="", console=self.console, stream=self.stdin).strip()
+        if action == "reject" and not comment:
+            comment = "the reviewer rejected this without a comment; improve it"
+        return Feedback(action=action, comment=comment, by=self.name)  # type: ignore[arg-type]
+
+
+class HumanInTheLoop:
+    """Which points a team pauses at, and who answers (None: the run suspends there)."""
+
+    def __init__(self, points: Iterable[str] = (), feedback: HumanFeedback | FeedbackCallback | None = None) -> None:
+        chosen = frozenset(points)
+        unknown = sorted(chosen - set(POINTS))
+        if unknown:
+            raise ConfigError(f"unknown feedback point(s) {', '.join(unknown)}; known points: {', '.join(POINTS)}")
+        self.points = chosen
+        self.feedback = feedback
+
+    @property
+    def feedback(self) -> HumanFeedback | None:
+        """Who answers; a plain (sync or async) function is accepted and wrapped in CallbackFeedback."""
+        return self._feedback
+
+    @feedback.setter
+    def feedback(self, source: HumanFeedback | FeedbackCallback | None) -> None:
+        wrapped = source is None or isinstance(source, (CallbackFeedback, ConsoleFeedback))
+        self._feedback: HumanFeedback | None = source if wrapped else CallbackFeedback(source)  # type: ignore[assignment,arg-type]
+
+    def wants(self, point: str) -> bool:
+        return point in self.points
+
+    async def ask(self, request: HumanFeedbackRequested) -> Feedback:
+        assert self._feedback is not None
+        with traced("turn", "human", point=request.point) as span:
+            feedback = await self._feedback(request)
+            if span is not None:
+                span.output = f"{feedback.action}: {feedback.comment}"
+            return feedback
+
+
+# ------------------------------------------------------------------ what the loop needs
+@dataclass
+class LoopControl:
+    """How the current run's loop ends: a stop reason, a fault, a human's stop, or a suspension."""
+
+    pending: HumanFeedbackRequested | None = None
+    """A request a suspended run left unanswered: asked first when the run continues."""
+    stop_reason: str | None = None
+    partial: bool = False
+    suspended_at: str | None = None
+    human_stopped: bool = False
+    rejected: bool = False
+    finished: bool = False
+
+    @property
+    def running(self) -> bool:
+        return self.suspended_at is None and not self.human_stopped
+
+    def take_pending(self) -> HumanFeedbackRequested | None:
+        pending, self.pending = self.pending, None
+        return pending
+
+    def suspend(self, point: str) -> None:
+        self.suspended_at = point
+        self.stop_reason = f"waiting for human feedback at {point}"
+
+    def apply(self, given: HumanFeedbackGiven) -> None:
+        if given.action == "stop":
+            self.human_stopped = True
+            self.stop_reason = f"stopped by {given.source} at {given.point}" + (
+                f": {given.comment}" if given.comment else ""
+            )
+        self.rejected = given.action == "reject"
+
+    def next_segment(self) -> None:
+        """A human rejected the result: run turns again."""
+        self.finished = self.rejected = False
+        self.stop_reason = None
+
+
+def unanswered(transcript: Sequence[Message]) -> HumanFeedbackRequested | None:
+    """The request a suspended run is waiting on: the transcript's last message, if it is one."""
+    last = transcript[-1] if transcript else None
+    return last if isinstance(last, HumanFeedbackRequested) else None
+
+
+def human_note(transcript: Sequence[Message]) -> str | None:
+    """The comment of a rejection given since the last completed round: agents see it until the next one."""
+    for message in reversed(transcript):
+        if isinstance(message, RoundCompleted):
+            return None
+        if isinstance(message, HumanFeedbackGiven) and message.action == "reject" and message.comment:
+            return message.comment
+    return None
+
+
+def with_human_note(prompt: str, transcript: Sequence[Message]) -> str:
+    """The prompt headed by a human reviewer's pending comment, if any (ahead of it: drafts stay last)."""
+    note = human_note(transcript)
+    if note is None:
+        return prompt
+    return f"A human reviewer rejected the previous result and said:\n{note}\nTake this into account.\n\n{prompt}"
+
+
+def default_summary(transcript: Sequence[Message]) -> str:
+    """The latest two chat messages (e.g. a draft and its critique, or a verdict), for the human to judge."""
+    chats = [m for m in transcript if isinstance(m, BaseChatMessage) and m.source != "user"][-2:]
+    text = "\n\n".join(f"[{m.source}]\n{m.to_text()}" for m in chats)
+    return text if len(text) <= _SUMMARY_CHARS else "…" + text[-_SUMMARY_CHARS:]
+
+
+def feedback_request(
+    team: str, point: str, summary: str, *, round: int | None = None, stop_reason: str | None = None
+) -> HumanFeedbackRequested:
+    return HumanFeedbackRequested(source=team, point=point, round=round, stop_reason=stop_reason, summary=summary)

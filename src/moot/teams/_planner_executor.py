@@ -1,0 +1,349 @@
+"""PlannerExecutor: a planner writes a checked plan, an executor performs it one tool call per step.
+
+Turns, each checkpointed on its own so a crash never repeats a finished one:
+
+1. the planner answers a :class:`~moot.roles.Plan`: numbered steps, each one
+   tool call with a success check;
+2. per step, the executor answers a :class:`~moot.roles.ToolCall` (a tool
+   name and JSON arguments, as structured output: no native function calling
+   needed, and on the embedded model the grammar only admits the team's tools);
+3. moot runs the call through the permission policy (allow / deny / ask an
+   approver, argument checks, the audit trail); a refusal does not end the
+   run, it fails the step with a clear reason;
+4. the step's check decides: on the call's record where it can
+   (``tool_ok``, ``output_contains``, ``output_equals``), else the executor
+   judges the output (a :class:`~moot.roles.StepResult`);
+5. a failed step sends the planner its reason: it revises the remaining plan.
+
+A round is one executed step. Stops: the plan completes (the topology's own
+end), ``max_replans`` revisions fail, or a condition fires: ``MaxSteps``,
+``TokenBudget``, ``NoProgress`` (each round's fingerprints are the call and the
+failure, so the same call with the same arguments, or the same failure,
+twice in a row stops the run).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import Any
+
+from autogen_agentchat.base import ChatAgent, TerminationCondition
+from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_core import CancellationToken
+from pydantic import BaseModel, ValidationError
+
+from moot.conditions import MaxSteps, NoProgress, TokenBudget
+from moot.errors import ConfigError, MalformedOutputError
+from moot.messages import HumanFeedbackGiven, RoundCompleted, StepFinished, ToolExecuted, message_factory
+from moot.roles import Plan, StepResult, ToolCall
+from moot.roles._agent import parse_structured
+from moot.roles._plan import plan_type, tool_call_type
+from moot.roles._prompts import render
+from moot.teams._base import Message, MootFault, MootTeam
+from moot.teams._plan_records import (
+    PlannedStep,
+    PlannerExecutorResult,
+    PlannerExecutorState,
+    StepRecord,
+    check_outcome,
+    shown,
+)
+from moot.teams._records import add_usage, fingerprint
+from moot.tools import PermissionPolicy, Tool, ToolBox
+
+__all__ = ["PlannerExecutor", "default_planner_executor_stop"]
+
+_HISTORY = 3
+
+
+def default_planner_executor_stop() -> TerminationCondition:
+    return MaxSteps(12) | NoProgress(1) | TokenBudget(40_000)
+
+
+class PlannerExecutor(MootTeam):
+    """Planner + executor + tools behind a permission policy (see the module docstring).
+
+    ``policy`` defaults to: side-effecting tools need approval (and with no
+    approver attached are denied), the others are allowed. ``max_replans``
+    bounds how often the plan is revised before the team gives up.
+    """
+
+    def __init__(
+        self,
+        planner: ChatAgent,
+        executor: ChatAgent,
+        *,
+        tools: Sequence[Tool],
+        policy: PermissionPolicy | None = None,
+        stop: TerminationCondition | None = None,
+        max_replans: int = 3,
+        name: str = "planner_executor",
+        description: str = "A planner plans in checked steps; an executor performs each with one tool call.",
+    ) -> None:
+        super().__init__(name, description, stop if stop is not None else default_planner_executor_stop())
+        if not tools:
+            raise ConfigError("PlannerExecutor needs at least one tool, e.g. tools=moot.tools.builtin_tools('work')")
+        if max_replans < 0:
+            raise ConfigError(f"max_replans must be 0 or more, got {max_replans}")
+        self.planner = planner
+        self.executor = executor
+        self.toolbox = ToolBox(tools, policy)
+        self.max_replans = max_replans
+        self._call_type = tool_call_type(tuple((t.name, t.args) for t in tools))
+        self._plan_type = plan_type(tuple(t.name for t in tools))
+        self.state = PlannerExecutorState()
+        self._phases: dict[str, Callable[[CancellationToken], Awaitable[list[Message]]]] = {
+            "plan": self._plan,
+            "act": self._act,
+            "run": self._run_call,
+            "judge": self._judge,
+            "replan": self._replan,
+        }
+
+    @property
+    def policy(self) -> PermissionPolicy:
+        return self.toolbox.policy
+
+    @property
+    def tools(self) -> list[Tool]:
+        return list(self.toolbox.tools.values())
+
+    # ------------------------------------------------------------------ turns
+    def _start(self, task: str) -> None:
+        self.state = PlannerExecutorState(task=task)
+
+    def _has_task(self) -> bool:
+        return self.state.task is not None
+
+    def _forget(self) -> None:
+        self.state = PlannerExecutorState()
+
+    async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
+        state = self.state
+        while state.phase != "done":
+            if state.phase == "replan" and state.revisions >= self.max_replans:
+                state.done_reason = (
+                    f"gave up: step {state.failed} failed after {state.revisions} plan revision(s); "
+                    f"last failure: {state.failure}"
+                )
+                return
+            yield await self._phases[state.phase](token)
+
+    def _done_reason(self) -> str:
+        return self.state.done_reason or "the plan is complete"
+
+    def _on_fault(self, error: MootFault) -> None:
+        if isinstance(error, MalformedOutputError):
+            self.state.parse_failures += error.attempts
+
+    async def _plan(self, token: CancellationToken) -> list[Message]:
+        prompt = render("turns/plan", task=self.state.task, tools=self._tool_lines())
+        plan, message = await self._structured(self.planner, prompt, token, self._plan_type, Plan)
+        self._adopt(plan)
+        return [_tagged(message, "plan")]
+
+    async def _replan(self, token: CancellationToken) -> list[Message]:
+        state = self.state
+        failed = state.step(state.failed) if state.failed is not None else None
+        prompt = render(
+            "turns/replan",
+            task=state.task,
+            tools=self._tool_lines(),
+            done=[s for s in state.plan if s.status == "passed"],
+            failed=failed or {"number": "?", "action": "the result", "tool": "-"},
+            reason=state.failure,
+            remaining=[s for s in state.plan if s.status == "pending"],
+        )
+        plan, message = await self._structured(self.planner, prompt, token, self._plan_type, Plan)
+        for step in state.plan:
+            if step.status == "pending":
+                step.status = "dropped"
+        state.revisions += 1
+        self._adopt(plan)
+        return [_tagged(message, "plan", revision=str(state.revisions))]
+
+    def _adopt(self, plan: Plan) -> None:
+        state = self.state
+        start = len(state.plan)
+        state.plan += [
+            PlannedStep(**step.model_dump(), number=start + i + 1, revision=state.revisions)
+            for i, step in enumerate(plan.steps)
+        ]
+        state.phase, state.failed, state.failure, state.done_reason = "act", None, None, None
+
+    async def _act(self, token: CancellationToken) -> list[Message]:
+        state = self.state
+        step = state.current()
+        assert step is not None, "phase 'act' without a pending step"
+        prompt = render(
+            "turns/act",
+            task=state.task,
+            tools=self._tool_lines(),
+            history=[_history_row(r) for r in state.steps[-_HISTORY:]],
+            step=step,
+            total=len([s for s in state.plan if s.status != "dropped"]),
+        )
+        call, message = await self._structured(self.executor, prompt, token, self._call_type, ToolCall)
+        state.call, state.phase = call, "run"
+        return [_tagged(message, "tool_call", step=str(step.number))]
+
+    async def _run_call(self, token: CancellationToken) -> list[Message]:
+        state = self.state
+        step, call = state.current(), state.call
+        assert step is not None and call is not None, "phase 'run' without a step and a call"
+        step_id = f"{self.run_id}:step{len(state.steps) + 1}"
+        record = await self.toolbox.call(call.tool, call.args, step_id=step_id, audit=state.audit)
+        event = ToolExecuted(source=self.name, step=step.number, record=record)
+        passed, reason = check_outcome(step, record)
+        state.record = record
+        if passed is None:
+            state.phase = "judge"
+            return [event]
+        return [event, *self._finish(passed, reason, "check")]
+
+    async def _judge(self, token: CancellationToken) -> list[Message]:
+        state = self.state
+        step, call, record = state.current(), state.call, state.record
+        assert step is not None and call is not None and record is not None, "phase 'judge' without a call record"
+        prompt = render(
+            "turns/judge_step",
+            task=state.task,
+            step=step,
+            tool=call.tool,
+            args=json.dumps(call.args, ensure_ascii=False),
+            output=shown(record.feedback),
+        )
+        verdict, message = await self._structured(self.executor, prompt, token, StepResult, StepResult)
+        finished = self._finish(verdict.success, verdict.summary, "executor")
+        return [_tagged(message, "step_result", step=str(step.number)), *finished]
+
+    def _finish(self, passed: bool, reason: str, judged_by: str) -> list[Message]:
+        """Close the current step: record it, advance or send the plan back, emit the step and round events."""
+        state = self.state
+        step, call, record = state.current(), state.call, state.record
+        assert step is not None and call is not None and record is not None
+        state.steps.append(
+            StepRecord(
+                number=step.number,
+                attempt=len(state.steps) + 1,
+                action=step.action,
+                call=call,
+                decision=record.decision,
+                output=shown(record.feedback),
+                passed=passed,
+                reason=reason,
+                judged_by=judged_by,  # type: ignore[arg-type]
+            )
+        )
+        step.status = "passed" if passed else "failed"
+        state.call = state.record = None
+        if not passed:
+            state.phase, state.failed, state.failure = "replan", step.number, reason
+        elif state.current() is None:
+            state.phase = "done"
+            count = len([s for s in state.plan if s.revision == state.revisions])
+            steps = "1 step passed its check" if count == 1 else f"{count} steps passed their checks"
+            state.done_reason = f"plan completed: all {steps}"
+        else:
+            state.phase = "act"
+        attempt = len(state.steps)
+        failure = fingerprint(reason) if not passed else fingerprint("passed", str(attempt))
+        same_call = fingerprint(call.tool, json.dumps(call.args, sort_keys=True))
+        return [
+            StepFinished(
+                source=self.name, step=step.number, attempt=attempt, passed=passed, reason=reason, tool=call.tool
+            ),
+            RoundCompleted(
+                source=self.name,
+                round=attempt,
+                fingerprints={"call": same_call, "failure": failure},
+            ),
+        ]
+
+    async def _structured(
+        self, agent: ChatAgent, prompt: str, token: CancellationToken, asked: type[BaseModel], reported: type[Any]
+    ) -> tuple[Any, BaseChatMessage]:
+        """One structured turn: the answer as ``reported`` and its message (as a registered message type)."""
+        message = await self._ask(agent, prompt, token, asked)
+        content = _content(agent.name, message, asked)
+        value = content if type(content) is reported else reported.model_validate(content.model_dump())
+        add_usage(self.state.usage, agent.name, message.models_usage)
+        self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
+        out = StructuredMessage[reported](  # type: ignore[valid-type]
+            content=value, source=message.source, models_usage=message.models_usage, metadata=dict(message.metadata)
+        )
+        return value, out
+
+    # ----------------------------------------------------------------- humans
+    def _on_human_feedback(self, feedback: HumanFeedbackGiven) -> None:
+        """A rejection sends the plan back to the planner with the reviewer's comment as the failure."""
+        state = self.state
+        if feedback.action != "reject" or state.phase not in ("act", "done"):
+            return
+        last = state.steps[-1].number if state.steps else None
+        state.phase, state.failed = "replan", last
+        state.failure = f"a human reviewer rejected the result: {feedback.comment}"
+        state.done_reason = None
+
+    def _feedback_summary(self) -> str:
+        lines = [f"{s.number}. [{s.status}] {s.action} ({s.tool})" for s in self.state.plan if s.status != "dropped"]
+        if self.state.steps:
+            last = self.state.steps[-1]
+            lines += ["", f"last step {last.number}: {'passed' if last.passed else 'failed'}: {last.reason}"]
+            lines += [f"output: {last.output}"]
+        return "\n".join(lines)
+
+    # ----------------------------------------------------------------- result
+    def _tool_lines(self) -> list[str]:
+        lines = []
+        for tool in self.toolbox.tools.values():
+            rule = self.policy.rule_for(tool).kind
+            note = {"ask": " [needs approval]", "deny": " [not permitted]"}.get(rule, "")
+            lines.append(f"{tool.signature()}: {tool.description}{note}")
+        return lines
+
+    def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> PlannerExecutorResult:
+        state = self.state
+        plan = [s.model_copy(deep=True) for s in state.plan]
+        latest = [s for s in plan if s.revision == state.revisions]
+        return PlannerExecutorResult(
+            messages=messages,
+            stop_reason=stop_reason,
+            plan=plan,
+            steps=[s.model_copy(deep=True) for s in state.steps],
+            audit=[r.model_copy(deep=True) for r in state.audit],
+            completed=bool(latest) and all(s.status == "passed" for s in latest),
+            revisions=state.revisions,
+            partial=partial,
+            usage=dict(state.usage),
+            parse_failures=state.parse_failures,
+        )
+
+    def _message_factory(self) -> MessageFactory:
+        return message_factory()
+
+
+def _content(agent: str, message: BaseChatMessage, asked: type[BaseModel]) -> BaseModel:
+    """The structured answer in ``message``; a plain-text reply (an agent that is not a RoleAgent) is parsed."""
+    if isinstance(message, StructuredMessage) and isinstance(message.content, BaseModel):
+        return message.content
+    try:
+        return parse_structured(asked, message.to_model_text())
+    except (ValidationError, ValueError) as exc:
+        raise MalformedOutputError(agent, 1, str(exc)) from None
+
+
+def _tagged(message: BaseChatMessage, kind: str, **extra: str) -> BaseChatMessage:
+    message.metadata = {**message.metadata, "moot_kind": kind, **extra}
+    return message
+
+
+def _history_row(record: StepRecord) -> dict[str, Any]:
+    outcome = " ".join(record.output.split())
+    return {
+        "number": record.number,
+        "action": record.action,
+        "passed": record.passed,
+        "outcome": outcome if len(outcome) <= 200 else outcome[:199] + "…",
+    }

@@ -1,0 +1,186 @@
+"""Tools an agent may call: a name, a description, a pydantic argument model and an async function.
+
+A tool knows nothing about permissions: :class:`moot.tools.ToolBox` checks
+every call against a :class:`moot.tools.PermissionPolicy` before it runs.
+``side_effects`` marks tools that change something outside moot (files,
+network, a shell); the policy asks for approval before running those unless
+told otherwise.
+
+Built-in tools: ``run_python`` (the sandbox: no network, no files kept, a
+clean environment), ``read_file`` and ``write_file`` confined to one work
+directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.errors import ConfigError, ToolFaultError
+from moot.tools._models import SandboxLimits, SandboxStatus
+from moot.tools._sandbox import SandboxRunner, run_tests
+
+__all__ = [
+    "ReadFileArgs",
+    "RunPythonArgs",
+    "Tool",
+    "ToolError",
+    "WriteFileArgs",
+    "builtin_tools",
+    "read_file_tool",
+    "run_python_tool",
+    "write_file_tool",
+]
+
+ToolFunction = Callable[[Any], Awaitable[str]]
+"""Takes the validated argument model, returns the output text the agent sees."""
+
+_READ_CHARS = 20_000
+_WRITE_CHARS = 200_000
+
+
+class ToolError(Exception):
+    """The call was understood but could not be carried out (a missing file, a failing program).
+
+    Its message goes back to the agent as the result of the call; it never ends the run.
+    """
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One callable capability. ``fn`` receives an instance of ``args`` and returns the output text."""
+
+    name: str
+    description: str
+    args: type[BaseModel]
+    fn: ToolFunction
+    side_effects: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ConfigError(f"bad tool name {self.name!r}; use letters, digits and '_' (e.g. 'write_file')")
+
+    def signature(self) -> str:
+        """``write_file(path: string, content: string)``: how prompts show the tool."""
+        properties = self.args.model_json_schema().get("properties", {})
+        params = ", ".join(f"{name}: {_kind(prop)}" for name, prop in properties.items())
+        return f"{self.name}({params})"
+
+
+def _kind(prop: dict[str, Any]) -> str:
+    if "type" in prop:
+        kind = str(prop["type"])
+        return f"list of {_kind(prop['items'])}" if kind == "array" and "items" in prop else kind
+    if "anyOf" in prop:
+        return " | ".join(_kind(p) for p in prop["anyOf"])
+    return "value"
+
+
+# ------------------------------------------------------------------ run_python
+class RunPythonArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(min_length=1, max_length=20_000, description="A Python program; what it prints is the output.")
+    tests: list[str] = Field(
+        default_factory=list, max_length=20, description="Optional asserts run after the code; all must pass."
+    )
+
+
+def run_python_tool(
+    limits: SandboxLimits | None = None, *, runner: SandboxRunner | None = None, tool_retries: int = 2
+) -> Tool:
+    """Run Python in the sandbox. The call fails (a ToolError) when the code raises or a test fails.
+
+    The sandbox's own failures are retried ``tool_retries`` times, then raised
+    as :class:`~moot.errors.ToolFaultError`: a broken tool is not the agent's fault.
+    """
+    run = runner or run_tests
+    chosen = limits or SandboxLimits()
+
+    async def run_python(args: RunPythonArgs) -> str:
+        tests = args.tests or ["pass"]
+        error = ""
+        for _ in range(tool_retries + 1):
+            result = await asyncio.to_thread(run, args.code, tests, chosen)
+            if result.status is not SandboxStatus.TOOL_FAULT:
+                break
+            error = result.tool_error or "the sandbox failed without details"
+        else:
+            raise ToolFaultError("run_python", tool_retries + 1, error)
+        output = result.stdout.strip()
+        if result.status is SandboxStatus.PASSED:
+            tested = f"\n[{result.passed} of {result.total} tests passed]" if args.tests else ""
+            return (output or "(no output)") + tested
+        load = result.load
+        if load is not None and load.outcome.value != "passed":
+            raise ToolError(
+                f"the code failed: {load.error_type or load.outcome.value}: {load.message}\n{output}".strip()
+            )
+        failed = "; ".join(f"`{t.label}` {t.outcome.value}: {t.message}" for t in result.failures)
+        raise ToolError(f"{len(result.failures)} of {result.total} tests failed: {failed}\n{output}".strip())
+
+    return Tool("run_python", "Run a Python program in a sandbox and return what it prints.", RunPythonArgs, run_python)
+
+
+# ------------------------------------------------------------------ files in a work directory
+class ReadFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, max_length=300, description="Relative to the work directory.")
+
+
+class WriteFileArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(min_length=1, max_length=300, description="Relative to the work directory.")
+    content: str = Field(max_length=_WRITE_CHARS)
+
+
+def confined(root: Path, path: str) -> Path:
+    """``path`` resolved inside ``root`` (symlinks followed), or ToolError when it would leave it."""
+    base = root.resolve()
+    target = (base / path).resolve()
+    if not target.is_relative_to(base):
+        raise ToolError(f"path {path!r} is outside the work directory; use a relative path such as 'notes.txt'")
+    return target
+
+
+def read_file_tool(root: str | os.PathLike[str]) -> Tool:
+    base = Path(root)
+
+    async def read_file(args: ReadFileArgs) -> str:
+        target = confined(base, args.path)
+        if not target.is_file():
+            raise ToolError(f"no file {args.path!r} in the work directory")
+        text = target.read_text(encoding="utf-8", errors="replace")
+        return text if len(text) <= _READ_CHARS else text[:_READ_CHARS] + f"\n[... {len(text) - _READ_CHARS} more]"
+
+    return Tool("read_file", "Read a text file from the work directory.", ReadFileArgs, read_file)
+
+
+def write_file_tool(root: str | os.PathLike[str]) -> Tool:
+    base = Path(root)
+
+    async def write_file(args: WriteFileArgs) -> str:
+        target = confined(base, args.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(args.content, encoding="utf-8")
+        return f"wrote {len(args.content)} characters to {args.path}"
+
+    return Tool("write_file", "Write a text file in the work directory.", WriteFileArgs, write_file, side_effects=True)
+
+
+def builtin_tools(work_dir: str | os.PathLike[str], limits: SandboxLimits | None = None) -> list[Tool]:
+    """``run_python``, ``read_file`` and ``write_file`` (files confined to ``work_dir``, created if missing)."""
+    Path(work_dir).mkdir(parents=True, exist_ok=True)
+    return [run_python_tool(limits), read_file_tool(work_dir), write_file_tool(work_dir)]
+
+
+def tool_names(tools: Sequence[Tool]) -> list[str]:
+    return [t.name for t in tools]
