@@ -20,7 +20,7 @@ from rich.console import Console
 from moot.console import render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
 from moot.inspect import RunView, TurnCalls, completed_rounds, model_calls, prompts_document, run_view
-from moot.scenario import Scenario, find_scenario, load_scenario, parse_model_options
+from moot.scenario import Scenario, find_scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
 from moot.teams import ConsoleFeedback, HumanInTheLoop, PlannerExecutor
 from moot.teams._base import MootTeam
@@ -202,7 +202,7 @@ def _resumable(store: RunStore, run_id: str | None, last: bool) -> RunRecord:
 def _build(
     scenario: Scenario, model_options: list[str], store: str | None, pause_at: list[str] | None = None
 ) -> MootTeam:
-    models = parse_model_options(model_options, scenario.roles)
+    models = scenario.models(model_options)
     team = scenario.build(models)
     if not isinstance(team, MootTeam):
         raise ConfigError(f"scenario {scenario.name} must build a moot team, got {type(team).__name__}")

@@ -36,13 +36,19 @@ _ROLE_ASSIGNMENT = re.compile(r"^([a-z][a-z0-9_]*)=(.*)$", re.DOTALL)
 
 @dataclass(frozen=True)
 class RoleModels:
-    """A base spec plus per-role overrides; ``spec(role)`` is the resolved one."""
+    """A base spec, a scenario's per-role defaults, and the user's per-role overrides, in that order.
+
+    ``spec(role)`` layers them: the user's ``--model ROLE=SPEC`` always wins
+    over the scenario's default for that role (e.g. a hotter temperature for
+    one expert, for diverse first answers), which wins over the base.
+    """
 
     base: ModelSpec = field(default_factory=ModelSpec)
     overrides: Mapping[str, ModelSpec] = field(default_factory=dict)
+    defaults: Mapping[str, ModelSpec] = field(default_factory=dict)
 
     def spec(self, role: str) -> ModelSpec:
-        return self.base.resolve(self.overrides.get(role))
+        return self.base.resolve(self.defaults.get(role)).resolve(self.overrides.get(role))
 
 
 def parse_model_options(options: Sequence[str], roles: Sequence[str], default: str = "local") -> RoleModels:
@@ -76,6 +82,14 @@ class Scenario:
     task: str
     roles: tuple[str, ...]
     build: Callable[[RoleModels], Team]
+    role_defaults: Mapping[str, str] = field(default_factory=dict)
+    """Per-role spec overrides the scenario suggests (e.g. ``{"architect": "@0.9"}``); ``--model`` wins."""
+
+    def models(self, options: Sequence[str]) -> RoleModels:
+        """The models for this scenario's roles from ``--model`` options, over the scenario's defaults."""
+        parsed = parse_model_options(options, self.roles)
+        defaults = {role: ModelSpec.parse(text) for role, text in self.role_defaults.items()}
+        return RoleModels(parsed.base, parsed.overrides, defaults)
 
     def main(self, argv: Sequence[str] | None = None) -> None:
         """Run this scenario as a script, with the same options as ``moot run``."""
