@@ -19,6 +19,7 @@ from rich.console import Console
 
 from moot.console import render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
+from moot.harness._cli import compare
 from moot.inspect import RunView, TurnCalls, completed_rounds, model_calls, prompts_document, run_view
 from moot.scenario import Scenario, find_scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
@@ -276,6 +277,9 @@ def run_scenario_main(scenario: Scenario, argv: list[str]) -> None:
         run_scenario(scenario, model, task, store=store, reference=scenario.name, pause_at=pause_at)
 
     command(args=argv, prog_name=f"{scenario.name}.py")
+
+
+app.command()(compare)
 
 
 def main() -> None:

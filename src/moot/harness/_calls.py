@@ -1,0 +1,238 @@
+"""Every model call of a comparison goes through here: a per-endpoint limit, a persistent cache, two meters.
+
+The stack for one agent in one row (outermost first)::
+
+    logical meter -> ChatCompletionCache(DiskCacheStore for this exact spec) -> billed meter -> endpoint limit -> client
+
+* The **logical** meter sees every call, cache hits included: the compute an
+  arm used. The **billed** meter sees only calls that reached the model.
+  Both are reported (DESIGN: cache hits cost nothing but did happen).
+* AutoGen's cache key covers the messages, the json_output schema and the
+  create args but *not* the model or its sampling settings, so there is one
+  store per full spec (provider, model, temperature, seed, max_tokens,
+  base_url): a different seed can never replay another seed's sample.
+* Cache hits skip the endpoint limit: they take no endpoint capacity.
+
+This module is the harness's one seam to AutoGen's client types (DESIGN keeps
+``autogen_*`` out of the harness otherwise); it belongs in ``moot.models``
+once that package grows a caching layer of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from autogen_core import CancellationToken
+from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
+from autogen_core.tools import Tool, ToolSchema
+from pydantic import BaseModel
+
+from moot.models import ModelSpec
+
+__all__ = ["CallCache", "ClientFactory", "EndpointLimits", "Meter", "endpoint_of", "spec_label"]
+
+BaseClientFactory = Callable[[ModelSpec, str], ChatCompletionClient]
+
+
+def spec_label(spec: ModelSpec) -> str:
+    """The full spec as text, provider spelled out: the identity a cache store is keyed by."""
+    return str(spec.model_copy(update={"provider": spec.effective_provider}))
+
+
+def endpoint_of(spec: ModelSpec) -> str:
+    """Which endpoint a spec's calls queue for: one embedded model, one server URL, one scripted model."""
+    provider = spec.effective_provider
+    if provider == "openai":
+        return f"openai:{spec.base_url or 'api.openai.com'}"
+    if provider == "scripted":
+        return f"scripted:{spec.model or 'default'}"
+    return "local"
+
+
+@dataclass
+class Meter:
+    """Calls and tokens of one row (or of its scoring): logical = all calls, billed = calls that reached a model."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    billed_calls: int = 0
+    billed_prompt_tokens: int = 0
+    billed_completion_tokens: int = 0
+
+    def add(self, usage: RequestUsage, *, billed: bool) -> None:
+        if billed:
+            self.billed_calls += 1
+            self.billed_prompt_tokens += usage.prompt_tokens
+            self.billed_completion_tokens += usage.completion_tokens
+        else:
+            self.calls += 1
+            self.prompt_tokens += usage.prompt_tokens
+            self.completion_tokens += usage.completion_tokens
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def billed_tokens(self) -> int:
+        return self.billed_prompt_tokens + self.billed_completion_tokens
+
+
+class _Delegating(ChatCompletionClient):
+    """Passes everything to ``inner``; subclasses change ``create``."""
+
+    def __init__(self, inner: ChatCompletionClient) -> None:
+        self.inner = inner
+
+    async def create(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = (),
+        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+        json_output: bool | type[BaseModel] | None = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> CreateResult:
+        return await self.inner.create(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            json_output=json_output,
+            extra_create_args=extra_create_args,
+            cancellation_token=cancellation_token,
+        )
+
+    async def create_stream(  # type: ignore[override]
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = (),
+        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+        json_output: bool | type[BaseModel] | None = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: CancellationToken | None = None,
+    ) -> AsyncGenerator[str | CreateResult, None]:
+        """Whole replies only: the harness never streams, and a stream would bypass the meters."""
+        result = await self.create(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            json_output=json_output,
+            extra_create_args=extra_create_args,
+            cancellation_token=cancellation_token,
+        )
+        if isinstance(result.content, str):
+            yield result.content
+        yield result
+
+    async def close(self) -> None:
+        """The inner client may be shared (the embedded model is): its owner closes it."""
+
+    def actual_usage(self) -> RequestUsage:
+        return self.inner.actual_usage()
+
+    def total_usage(self) -> RequestUsage:
+        return self.inner.total_usage()
+
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        return self.inner.count_tokens(messages, tools=tools)
+
+    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        return self.inner.remaining_tokens(messages, tools=tools)
+
+    @property
+    def capabilities(self) -> ModelInfo:  # type: ignore[override]
+        return self.inner.model_info
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self.inner.model_info
+
+
+class _Metered(_Delegating):
+    def __init__(self, inner: ChatCompletionClient, meter: Meter, *, billed: bool) -> None:
+        super().__init__(inner)
+        self.meter, self.billed = meter, billed
+
+    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
+        result = await super().create(messages, **kwargs)
+        self.meter.add(result.usage, billed=self.billed)
+        return result
+
+
+class _Limited(_Delegating):
+    def __init__(self, inner: ChatCompletionClient, limit: asyncio.Semaphore) -> None:
+        super().__init__(inner)
+        self.limit = limit
+
+    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
+        async with self.limit:
+            return await super().create(messages, **kwargs)
+
+
+class EndpointLimits:
+    """One semaphore per endpoint: at most ``per_endpoint`` calls in flight to each."""
+
+    def __init__(self, per_endpoint: int) -> None:
+        self.per_endpoint = per_endpoint
+        self._limits: dict[str, asyncio.Semaphore] = {}
+
+    def __call__(self, endpoint: str) -> asyncio.Semaphore:
+        if endpoint not in self._limits:
+            self._limits[endpoint] = asyncio.Semaphore(self.per_endpoint)
+        return self._limits[endpoint]
+
+
+class CallCache:
+    """Persistent caches under one directory, one DiskCacheStore per full model spec."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._stores: dict[str, Any] = {}
+
+    def store(self, spec: ModelSpec) -> Any:
+        from autogen_ext.cache_store.diskcache import DiskCacheStore
+        from diskcache import Cache
+
+        label = spec_label(spec)
+        if label not in self._stores:
+            slug = re.sub(r"[^A-Za-z0-9.@_-]+", "_", label)[:60]
+            digest = hashlib.sha256(label.encode()).hexdigest()[:12]
+            self._stores[label] = DiskCacheStore(Cache(str(self.directory / f"{slug}-{digest}")))
+        return self._stores[label]
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.cache.close()
+        self._stores.clear()
+
+
+class ClientFactory:
+    """Builds the metered, cached, limited client for one agent of one row (see the module docstring)."""
+
+    def __init__(
+        self,
+        limits: EndpointLimits,
+        cache: CallCache | None,
+        base: BaseClientFactory | None = None,
+    ) -> None:
+        self.limits = limits
+        self.cache = cache
+        self.base: BaseClientFactory = base or (lambda spec, agent: spec.client(agent))
+
+    def client(self, spec: ModelSpec, agent: str, meter: Meter) -> ChatCompletionClient:
+        from autogen_ext.models.cache import ChatCompletionCache
+
+        inner: ChatCompletionClient = _Limited(self.base(spec, agent), self.limits(endpoint_of(spec)))
+        inner = _Metered(inner, meter, billed=True)
+        if self.cache is not None:
+            inner = ChatCompletionCache(inner, self.cache.store(spec))
+        return _Metered(inner, meter, billed=False)

@@ -1,0 +1,156 @@
+"""``moot compare``: the command-line face of the harness (registered in ``moot.cli``).
+
+Bad input is one line on stderr and exit code 2, before any model call;
+failed rows leave the report written and exit 1 (re-run to retry them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from moot.errors import ConfigError
+from moot.harness._render import pairs_table, tables, terminal_table
+from moot.harness._report import build_report
+from moot.harness._results import ResultRow
+from moot.harness._runner import CompareOptions, Comparison, ComparisonRun, prepare_comparison
+from moot.harness._suites import SUITE_FORMS
+from moot.harness._write import write_report
+
+__all__ = ["compare"]
+
+out_console = Console()
+err_console = Console(stderr=True)
+
+
+class _Bar:
+    """ProgressSink on a rich progress bar; failed rows are printed as they happen."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task: object | None = None
+        self.header = ""
+
+    def start(self, phase: str, total: int, done: int) -> None:
+        if self.header:  # printed once the options proved valid, so bad input stays one line
+            self.progress.console.print(self.header)
+            self.header = ""
+        self.task = self.progress.add_task(phase, total=total, completed=done)
+
+    def advance(self, row: ResultRow) -> None:
+        mark = "✗ failed" if row.status == "error" else f"score {row.score:g}"
+        self.progress.update(self.task, advance=1, description=f"{row.item} · {row.arm} · {mark}")  # type: ignore[arg-type]
+        if row.status == "error":
+            self.progress.console.print(f"[red]row failed[/] {row.item} × {row.arm}: {row.error}", markup=True)
+        elif not self.progress.console.is_terminal:  # a log file gets no live bar: one line per row instead
+            self.progress.console.print(
+                f"{row.item} · {row.arm} · {mark} · {row.model_calls} calls ({row.billed_calls} billed) · "
+                f"{row.tokens} tokens · {row.wall_seconds:.1f} s",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
+def _one_line(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "options"
+    return f"bad option {where}: {first['msg']}"
+
+
+def default_out(suite: str) -> Path:
+    """``moot-compare/<suite name>``: slices and options of one suite share a results file and a cache."""
+    name = re.split(r"[\[?]", suite, maxsplit=1)[0]
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(name).stem if name.endswith((".jsonl", ".yaml", ".yml")) else name)
+    return Path("moot-compare") / slug.strip("-")
+
+
+async def _run(runner: ComparisonRun) -> Comparison:
+    options = runner.options
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("eta"), TimeRemainingColumn())  # fmt: skip
+    try:
+        with Progress(*columns, console=out_console, transient=False) as progress:
+            bar = _Bar(progress)
+            bar.header = f"[bold]moot compare[/] {options.suite} · arms: {', '.join(options.arms)} · out: {options.out}"
+            runner.progress = bar
+            return await runner.run()
+    finally:
+        runner.close()
+
+
+def compare(
+    suite: Annotated[str, typer.Argument(help=f"The items to run. Forms: {SUITE_FORMS}")],
+    arms: Annotated[
+        str,
+        typer.Option(
+            "--arms",
+            "-a",
+            help="Comma-separated arms: single, self-consistency[?k=N], reflection, "
+            "reflection-tests, debate[?experts=N&rounds=N&arbiter=vote|llm], or ones registered in code.",
+        ),
+    ] = "single,reflection,debate,self-consistency",
+    model: Annotated[
+        list[str],
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model SPEC for every role, or ROLE=SPEC (generator, critic, expert, "
+            "expert_N, arbiter, judge), e.g. local or judge=openai:gpt-4o-mini",
+        ),
+    ] = [],  # noqa: B006 - typer reads the default
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-j", min=1, max=64, help="Model calls in flight per endpoint.")
+    ] = 1,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output directory (results, cache, report); default moot-compare/<suite>."),
+    ] = None,
+    k: Annotated[int | None, typer.Option("--k", min=1, max=64, help="Self-consistency samples per item.")] = None,
+    compute_matched: Annotated[
+        bool,
+        typer.Option(
+            "--compute-matched", help="Size self-consistency's k to the debate arm's mean model calls per item."
+        ),
+    ] = False,
+    cache: Annotated[Path | None, typer.Option("--cache", help="Call cache directory; default OUT/cache.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the models every time.")] = False,
+    rerun: Annotated[
+        bool, typer.Option("--rerun", help="Recompute finished rows too (a replay, through the cache).")
+    ] = False,
+    report_only: Annotated[
+        bool, typer.Option("--report-only", help="Run nothing: report the rows finished so far.")
+    ] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Base seed for sampling and resampling.")] = 0,
+) -> None:
+    """Compare arms (debate, self-consistency, critics) on a suite: accuracy, cost, and whether it is significant."""
+    try:
+        options = CompareOptions(
+            suite=suite, arms=[a.strip() for a in arms.split(",") if a.strip()], models=model, concurrency=concurrency,
+            out=out or default_out(suite), k=k, compute_matched=compute_matched, cache=cache, use_cache=not no_cache,
+            rerun=rerun, report_only=report_only, seed=seed,
+        )  # fmt: skip
+        runner = prepare_comparison(options)  # all bad input is refused here, before any output
+        comparison = asyncio.run(_run(runner))
+    except (ConfigError, ValidationError) as exc:
+        message = str(exc) if isinstance(exc, ConfigError) else _one_line(exc)
+        err_console.print(f"moot: error: {message}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    report = build_report(comparison, seed=seed)
+    files = write_report(report, options.out)
+    out_console.print(terminal_table(report))
+    if report.pairs:
+        out_console.print(pairs_table(report))
+    for note in tables(report).notes[:1]:
+        out_console.print(note, soft_wrap=True)
+    out_console.print(f"report: {files.markdown}  {files.html}  plot: {files.plot}  results: {comparison.results_path}")
+    if comparison.failed:
+        err_console.print(f"{comparison.failed} rows failed; run the same command again to retry them")
+        raise typer.Exit(1)

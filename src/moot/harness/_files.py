@@ -1,0 +1,203 @@
+"""User suites from JSONL or YAML files, scored by exact match, regex, numeric tolerance, an LLM judge or tests.
+
+JSONL: one item per line. YAML: a list of items, or a mapping with file-wide
+defaults and ``items:``. An item's own fields win over the spec's options
+(``qa.jsonl?scoring=numeric&tolerance=0.01``), which win over the file's
+defaults. Fields::
+
+    id, input (or question / prompt), answer (or target), scoring, pattern,
+    tolerance, rel_tolerance, rubric, tests, visible_tests, entry_point, stub
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from moot.errors import ConfigError
+from moot.harness._examples import docstring_examples
+from moot.harness._humaneval import CODE_TASK_TEMPLATE
+from moot.harness._items import CodeTask, Item, Scorer, Suite
+from moot.harness._scorers import CodeTests, ExactMatch, LLMJudge, NumericMatch, RegexMatch
+from moot.harness._specs import SpecParts
+
+__all__ = ["FILE_SUFFIXES", "SCORING_KINDS", "file_suite"]
+
+FILE_SUFFIXES = (".jsonl", ".yaml", ".yml")
+SCORING_KINDS = ("exact", "regex", "numeric", "judge", "tests")
+Scoring = Literal["exact", "regex", "numeric", "judge", "tests"]
+_DEFAULT_KEYS = ("scoring", "tolerance", "rel_tolerance", "rubric")
+
+
+class FileItem(BaseModel):
+    """One item as written in a suite file (validated, so a typo names the valid fields)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | int | None = None
+    input: str | None = None
+    question: str | None = None
+    prompt: str | None = None
+    answer: str | int | float | None = None
+    target: str | int | float | None = None
+    scoring: Scoring | None = None
+    pattern: str | None = None
+    tolerance: float | None = Field(default=None, ge=0)
+    rel_tolerance: float | None = Field(default=None, ge=0)
+    rubric: str | None = None
+    tests: list[str] | None = None
+    visible_tests: list[str] | None = None
+    entry_point: str | None = None
+    stub: str | None = None
+
+    @model_validator(mode="after")
+    def _has_a_task(self) -> FileItem:
+        if not (self.text or self.stub):
+            raise ValueError("an item needs 'input' (or 'question' / 'prompt'), or a code 'stub'")
+        return self
+
+    @property
+    def text(self) -> str | None:
+        return self.input or self.question or self.prompt
+
+    @property
+    def expected(self) -> str | None:
+        value = self.answer if self.answer is not None else self.target
+        return None if value is None else str(value)
+
+
+def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
+    """The raw items and the file-wide defaults."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read suite file {path}: {exc.strerror or exc}") from None
+    if path.suffix == ".jsonl":
+        rows = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ConfigError(f"{path} line {number} is not valid JSON: {exc.msg}") from None
+        return rows, {}
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {' '.join(str(exc).split())}") from None
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        unknown = set(data) - {"items", "description", *_DEFAULT_KEYS}
+        if unknown:
+            raise ConfigError(
+                f"{path}: unknown top-level keys {sorted(unknown)}; valid: items, description, "
+                f"{', '.join(_DEFAULT_KEYS)}"
+            )
+        return data["items"], {k: v for k, v in data.items() if k != "items"}
+    if isinstance(data, list):
+        return data, {}
+    raise ConfigError(f"{path} must hold a list of items, or a mapping with 'items:' (and file-wide defaults)")
+
+
+def _scorer(item: FileItem, where: str) -> Scorer:
+    kind = item.scoring or ("tests" if item.tests else "exact")
+    expected = item.expected
+    if kind == "tests":
+        if not item.tests:
+            raise ConfigError(f"{where}: scoring 'tests' needs a non-empty 'tests' list")
+        return CodeTests(tuple(item.tests))
+    if kind == "judge":
+        return LLMJudge(reference=expected, rubric=item.rubric)
+    if kind == "regex":
+        if not (item.pattern or expected):
+            raise ConfigError(f"{where}: scoring 'regex' needs 'pattern' (or the pattern in 'answer')")
+        return RegexMatch(item.pattern or str(expected))
+    if expected is None:
+        raise ConfigError(f"{where}: scoring {kind!r} needs the expected 'answer'")
+    if kind == "numeric":
+        try:
+            value = float(expected.replace(",", ""))
+        except ValueError:
+            raise ConfigError(f"{where}: scoring 'numeric' needs a numeric answer, got {expected!r}") from None
+        return NumericMatch(
+            value, abs_tol=item.tolerance if item.tolerance is not None else 1e-6, rel_tol=item.rel_tolerance or 0.0
+        )
+    return ExactMatch(expected)
+
+
+def _code_task(item: FileItem, where: str) -> CodeTask | None:
+    if not item.tests:
+        return None
+    if not item.entry_point:
+        raise ConfigError(f"{where}: a code item (with 'tests') needs 'entry_point', the function to test")
+    stub = item.stub or ""
+    examples = docstring_examples(stub, item.entry_point)
+    visible = tuple(item.visible_tests or (e.test for e in examples)) or (f"assert callable({item.entry_point})",)
+    return CodeTask(item.entry_point, stub, visible, tuple(e.call for e in examples))
+
+
+def _item(raw: Any, index: int, defaults: dict[str, Any], path: Path) -> Item:
+    where = f"{path} item {index + 1}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a mapping of fields, got {type(raw).__name__}")
+    try:
+        parsed = FileItem.model_validate({**defaults, **raw})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "item"
+        valid = ", ".join(k for k in FileItem.model_fields)
+        raise ConfigError(f"{where}: {field}: {first['msg']}; valid fields: {valid}") from None
+    code = _code_task(parsed, where)
+    task = parsed.text or CODE_TASK_TEMPLATE.format(stub=parsed.stub)
+    return Item(
+        id=str(parsed.id if parsed.id is not None else index + 1),
+        task=task,
+        scorer=_scorer(parsed, where),
+        reference=parsed.expected,
+        code=code,
+    )
+
+
+def _spec_defaults(parts: SpecParts, label: str) -> dict[str, Any]:
+    defaults: dict[str, Any] = {}
+    for key in _DEFAULT_KEYS:
+        value = parts.take(key)
+        if value is not None:
+            defaults[key] = value
+    if parts.params:
+        raise ConfigError(
+            f"suite {label!r}: unknown option(s) {', '.join(sorted(parts.params))}; "
+            f"valid options for a file: {', '.join(_DEFAULT_KEYS)} (scoring: {', '.join(SCORING_KINDS)})"
+        )
+    if "scoring" in defaults and defaults["scoring"] not in SCORING_KINDS:
+        raise ConfigError(
+            f"suite {label!r}: unknown scoring {defaults['scoring']!r}; valid: {', '.join(SCORING_KINDS)}"
+        )
+    return defaults
+
+
+def file_suite(path: Path, parts: SpecParts, label: str) -> Suite:
+    overrides = _spec_defaults(parts, label)
+    rows, defaults = _read(path)
+    description = str(defaults.pop("description", "") or "")
+    items = [_item(raw, i, {**defaults, **overrides}, path) for i, raw in enumerate(rows)]
+    ids = [i.id for i in items]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"{path}: item ids must be unique; repeated: {sorted({i for i in ids if ids.count(i) > 1})}")
+    chosen = items[parts.slice] if parts.slice is not None else items
+    if not chosen:
+        raise ConfigError(f"suite {label!r} selects no items ({len(items)} in the file)")
+    coded = {i.code is not None for i in chosen}
+    if len(coded) > 1:
+        raise ConfigError(f"{path}: mixes code items (with 'tests') and short-answer items; use one kind per file")
+    option_key = "".join(f"&{k}={v}" for k, v in sorted(overrides.items()))
+    return Suite(
+        key=f"file:{path.resolve()}{'?' + option_key[1:] if option_key else ''}",
+        label=label,
+        items=tuple(chosen),
+        answer_format="code" if coded == {True} else "short",
+        description=description or f"{path.name} ({len(chosen)} items)",
+    )

@@ -1,0 +1,345 @@
+"""The compare runner: rows per item x arm, resume, cache replay with zero calls, compute-matched k, limits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from moot.errors import ConfigError
+from moot.harness import (
+    Attempt,
+    CompareOptions,
+    ResultRow,
+    build_report,
+    register_arm,
+    run_comparison,
+    write_report,
+)
+from moot.harness._arm import _ARMS
+from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
+
+ARMS = ["single", "self-consistency?k=3", "reflection", "debate"]
+
+
+@pytest.fixture
+def sums(tmp_path) -> Path:
+    return write_sums(tmp_path / "sums.jsonl", 4)
+
+
+@pytest.fixture
+def model(request):
+    made: list[PromptModel] = []
+
+    def make(name: str = "sums", **kwargs) -> PromptModel:
+        reply = kwargs.pop("reply", None) or arithmetic(
+            kwargs.pop("wrong", set()), stubborn=kwargs.pop("stubborn", False)
+        )
+        built = PromptModel(name, reply, **kwargs).register()
+        made.append(built)
+        return built
+
+    yield make
+    for built in made:
+        built.unregister()
+
+
+def options(suite: Path | str, out: Path, model: PromptModel, arms=ARMS, **extra) -> CompareOptions:
+    return CompareOptions(suite=str(suite), arms=list(arms), models=[model.spec], out=out, **extra)
+
+
+def run(opts: CompareOptions, **kwargs):
+    return asyncio.run(run_comparison(opts, **kwargs))
+
+
+def by_key(rows: list[ResultRow]) -> dict[tuple[str, str], ResultRow]:
+    return {(r.item, r.arm): r for r in rows}
+
+
+def test_every_item_times_every_arm_is_one_row_with_usage_and_a_score(sums, tmp_path, model):
+    m = model(wrong={2})  # every agent is off by one on "What is 2 + 4?"
+    comparison = run(options(sums, tmp_path / "out", m))
+    rows = by_key(comparison.rows)
+    assert len(rows) == 4 * len(ARMS) and comparison.computed == 16 and comparison.failed == 0
+    assert rows[("q1", "single")].answer == "3" and rows[("q1", "single")].score == 1.0
+    assert rows[("q2", "single")].score == 0.0
+    single, sc = rows[("q0", "single")], rows[("q0", "self-consistency?k=3")]
+    assert (single.model_calls, single.billed_calls, single.rounds) == (1, 1, 1)
+    assert single.prompt_tokens > 0 and single.completion_tokens > 0 and single.tokens == single.billed_tokens
+    assert sc.model_calls == 3 and sc.metrics["k"] == 3 and sc.metrics["vote"] == "answer"
+    debate = rows[("q0", "debate")]
+    assert debate.model_calls == 3 and debate.rounds == 1 and "consensus" in debate.stop_reason  # all agreed
+    assert debate.metrics["verdict_by"] == "majority_vote" and debate.metrics["first_round_diversity"] == 1
+    reflection = rows[("q0", "reflection")]
+    assert reflection.model_calls == 2 and "quality threshold" in reflection.stop_reason
+    assert all(r.wall_seconds >= 0 and r.status == "done" for r in rows.values())
+    assert comparison.meter.billed_calls == m.calls  # every inner call is accounted for
+
+
+def test_rows_are_written_to_sqlite_as_they_finish(sums, tmp_path, model):
+    import sqlite3
+
+    comparison = run(options(sums, tmp_path / "out", model(), arms=["single"]))
+    with sqlite3.connect(comparison.results_path) as db:
+        stored = db.execute("SELECT item, arm, status, score, model_calls FROM rows ORDER BY item").fetchall()
+    assert stored == [(f"q{i}", "single", "done", 1.0, 1) for i in range(4)]
+
+
+def test_a_compare_that_failed_midway_resumes_with_only_the_missing_rows(sums, tmp_path, model):
+    out = tmp_path / "out"
+    broken = model("flaky", fail_after=9)
+    first = run(options(sums, out, broken))
+    assert 0 < first.computed < 16 and first.failed == 16 - first.computed
+    errors = [r for r in first.rows if r.status == "error"]
+    assert errors and all("went away" in (r.error or "") for r in errors)
+    finished = {(r.item, r.arm): r.finished_at for r in first.rows if r.status == "done"}
+
+    broken.fail_after, broken.calls = None, 0  # the endpoint is back
+    second = run(options(sums, out, broken))
+    assert second.reused == len(finished) and second.computed == 16 - len(finished) and second.failed == 0
+    rows = by_key(second.rows)
+    assert all(rows[key].finished_at == stamp for key, stamp in finished.items())  # not recomputed
+    recomputed = [r for r in second.rows if (r.item, r.arm) not in finished]
+    assert second.meter.calls == sum(r.model_calls for r in recomputed)  # calls went to missing rows only
+    assert broken.calls == second.meter.billed_calls
+
+
+def test_an_interrupted_compare_keeps_its_rows_and_resumes(sums, tmp_path, model):
+    out = tmp_path / "out"
+    m = model()
+
+    class StopAfter:
+        def __init__(self, rows: int) -> None:
+            self.rows, self.seen = rows, 0
+
+        def start(self, phase, total, done):
+            pass
+
+        def advance(self, row):
+            self.seen += 1
+            if self.seen == self.rows:
+                raise KeyboardInterrupt  # Ctrl-C between two rows
+
+    with pytest.raises(KeyboardInterrupt):
+        run(options(sums, out, m, arms=["single", "reflection"]), progress=StopAfter(3))
+    resumed = run(options(sums, out, m, arms=["single", "reflection"]))
+    assert resumed.reused == 3 and resumed.computed == 5 and len(resumed.rows) == 8
+
+
+def test_a_finished_comparison_replays_from_the_cache_with_zero_model_calls(sums, tmp_path, model):
+    out = tmp_path / "out"
+    m = model(wrong={1})
+    first = run(options(sums, out, m))
+    assert m.calls > 0 and first.meter.billed_calls == m.calls
+    m.calls = 0
+
+    replay = run(options(sums, out, m, rerun=True))  # recompute every row, through the cache
+    assert m.calls == 0 and replay.meter.billed_calls == 0
+    assert replay.computed == replay.replayed == 16 and replay.meter.calls == first.meter.calls  # same logical work
+    # the replay agreed with every stored row, so the rows keep what the paid run measured
+    assert by_key(replay.rows) == by_key(first.rows)
+
+    elsewhere = run(options(sums, tmp_path / "fresh", m, cache=out / "cache"))  # a new results file, same cache
+    assert m.calls == 0 and elsewhere.computed == 16 and elsewhere.meter.billed_calls == 0
+    before = by_key(first.rows)
+    for key, row in by_key(elsewhere.rows).items():  # same answers and logical work, nothing billed
+        assert (row.answer, row.score, row.model_calls, row.tokens) == (
+            before[key].answer, before[key].score, before[key].model_calls, before[key].tokens
+        )  # fmt: skip
+        assert row.billed_calls == 0 and row.billed_tokens == 0
+    report = build_report(elsewhere)
+    assert report.run_billed_calls == 0 and report.run_calls == first.meter.calls
+
+
+def test_a_changed_model_spec_never_reuses_rows(sums, tmp_path, model):
+    out = tmp_path / "out"
+    m = model()
+    run(options(sums, out, m, arms=["single"]))
+    hotter = CompareOptions(suite=str(sums), arms=["single"], models=[f"{m.spec}@0.9"], out=out)
+    again = run(hotter)
+    assert again.reused == 0 and again.computed == 4
+
+
+def test_compute_matched_sizes_self_consistency_to_the_debate_calls(tmp_path, model):
+    suite = write_sums(tmp_path / "sums.jsonl", 4)
+    m = model(stubborn=True)  # expert_3 never agrees: every debate runs both rounds, 3 experts x 2 = 6 calls
+    opts = options(suite, tmp_path / "out", m, arms=["debate", "self-consistency"], compute_matched=True)
+    comparison = run(opts)
+    debate = [r for r in comparison.rows if r.arm == "debate"]
+    assert [r.model_calls for r in debate] == [6, 6, 6, 6]
+    assert comparison.matched_k == 6
+    sc = [r for r in comparison.rows if r.arm == "self-consistency"]
+    assert len(sc) == 4 and all(r.model_calls == 6 and r.settings["k"] == 6 for r in sc)
+    report = build_report(comparison)
+    assert report.matched_k == 6
+    assert report.arms[0].mean_calls == report.arms[1].mean_calls == 6
+
+
+def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_path, model):
+    with pytest.raises(ConfigError, match="list both arms"):
+        run(options(sums, tmp_path / "out", model(), arms=["single", "debate"], compute_matched=True))
+
+
+@pytest.mark.parametrize(
+    ("arms", "expected"),
+    [
+        (["reflection-tests"], "arm 'reflection-tests' needs a suite whose items have tests"),
+        (["singel"], "unknown arm 'singel'; known arms: debate, reflection, reflection-tests"),
+        (["debate?experts=1"], "arm 'debate': experts: Input should be greater than or equal to 2"),
+        (["debate?judges=2"], "valid options: experts (default 3), rounds (default 2)"),
+        (["single", "single"], "each arm may appear once"),
+    ],
+)
+def test_arms_that_cannot_run_are_refused_before_any_call(sums, tmp_path, model, arms, expected):
+    m = model()
+    with pytest.raises(ConfigError) as error:
+        run(options(sums, tmp_path / "out", m, arms=arms))
+    assert expected in str(error.value) and m.calls == 0
+
+
+def test_a_user_defined_arm_runs_like_a_built_in_one(sums, tmp_path, model):
+    class Oracle:
+        name = "oracle"
+
+        def __init__(self, options):
+            self.settings = dict(options)
+
+        def check(self, suite):
+            pass
+
+        async def solve(self, item, ctx):
+            return Attempt(item.reference or "", stop_reason="looked it up", metrics={"cheat": True})
+
+    register_arm("oracle", Oracle)
+    try:
+        comparison = run(options(sums, tmp_path / "out", model(), arms=["oracle?style=smug", "single"]))
+    finally:
+        del _ARMS["oracle"]
+    rows = [r for r in comparison.rows if r.arm == "oracle?style=smug"]
+    assert len(rows) == 4 and all(r.score == 1.0 and r.model_calls == 0 and r.metrics["cheat"] for r in rows)
+
+
+def test_calls_in_flight_are_bounded_per_endpoint(sums, tmp_path, model):
+    m = model()
+    state = {"now": 0, "peak": 0}
+
+    def slow(spec, agent):
+        inner = spec.client(agent)
+        create = inner.create
+
+        async def limited_create(*args, **kwargs):
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+            await asyncio.sleep(0.005)
+            try:
+                return await create(*args, **kwargs)
+            finally:
+                state["now"] -= 1
+
+        inner.create = limited_create
+        return inner
+
+    run(options(sums, tmp_path / "out", m, arms=["self-consistency?k=4", "debate"], concurrency=2), clients=slow)
+    assert state["peak"] == 2
+
+
+def test_the_report_has_per_arm_and_per_pair_statistics_and_writes_its_files(sums, tmp_path, model):
+    comparison = run(options(write_sums(tmp_path / "more.jsonl", 10), tmp_path / "out", model(wrong={1, 2, 3})))
+    report = build_report(comparison)
+    assert [a.label for a in report.arms] == ARMS and report.binary
+    single = report.arms[0]
+    assert single.n == 10 and single.accuracy == pytest.approx(0.7) and single.ci_low < 0.7 < single.ci_high
+    assert single.accuracy_per_1k_tokens == pytest.approx(0.7 / (single.mean_tokens / 1000))
+    assert len(report.pairs) == 6 and all(p.test == "McNemar exact" and p.n == 10 for p in report.pairs)
+    files = write_report(report, tmp_path / "out")
+    assert files.plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = files.markdown.read_text()
+    assert "| single |" in text and "McNemar" in text and "cost_accuracy.png" in text
+    assert "<table>" in files.html.read_text()
+    assert json.loads(files.summary.read_text())["arms"][0]["n"] == 10
+
+
+def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path, model):
+    stub = 'def double(x):\n    """Twice x.\n    >>> double(3)\n    6\n    """\n'
+    suite = tmp_path / "code.jsonl"
+    suite.write_text(json.dumps({"id": "double", "stub": stub, "entry_point": "double",
+                                 "tests": ["assert double(5) == 10", "assert double(-1) == -2"]}) + "\n")  # fmt: skip
+    drafts = iter([f"```python\ndef double(x):\n    return {body}\n```" for body in ("x + x", "x * 2", "x ** 2")])
+
+    def reply(agent, messages):
+        text = messages[-1].content
+        if "Your latest draft" in text:  # a revise turn: the visible test failed
+            return "```python\ndef double(x):\n    return 2 * x\n```"
+        return next(drafts, "```python\ndef double(x):\n    return x ** 2\n```")
+
+    m = model("coder", reply=reply)
+    comparison = run(options(suite, tmp_path / "out", m, arms=["single", "self-consistency?k=3", "reflection-tests"]))
+    rows = by_key(comparison.rows)
+    assert rows[("double", "single")].score == 1.0  # x + x
+    sc = rows[("double", "self-consistency?k=3")]
+    # samples x * 2, x ** 2, x ** 2: on the probe double(3) they return 6, 9, 9, so the wrong pair outvotes
+    assert sc.metrics["vote"] == "execution" and sc.metrics["groups"] == [2, 1]
+    assert sc.score == 0.0 and sc.metrics["oracle"] == {"candidates": 2, "best": 1.0, "gap": True}  # voted out
+    refl = rows[("double", "reflection-tests")]
+    # x ** 2 fails the visible double(3) == 6, the critic says so, the revision 2 * x passes
+    assert refl.metrics["visible_tests"] == 1 and refl.rounds == 2 and refl.score == 1.0
+    assert refl.metrics["scores"] == [0, 100] and refl.model_calls == 2
+
+
+def test_report_only_computes_nothing_and_reports_what_is_finished(sums, tmp_path, model):
+    out = tmp_path / "out"
+    m = model()
+    run(options(sums, out, m, arms=["single"]))
+    calls = m.calls
+    report_only = run(options(sums, out, m, arms=["single", "debate", "self-consistency"], compute_matched=True,
+                              report_only=True))  # fmt: skip
+    assert m.calls == calls and report_only.computed == 0 and report_only.reused == 4
+    assert report_only.matched_k is None  # no debate rows yet: nothing to match
+    assert {r.arm for r in report_only.rows} == {"single"}
+    report = build_report(report_only)
+    assert [a.n for a in report.arms] == [4, 0, 0]
+    assert "| debate |" in write_report(report, out).markdown.read_text()  # empty arms still render
+
+
+def test_graded_scores_use_the_paired_permutation_test_and_a_registered_suite(tmp_path, model):
+    from moot.harness import Item, Score, Suite, register_suite
+    from moot.harness._suites import _SUITES
+
+    class Closeness:
+        cheap = True
+
+        async def score(self, item, answer, ctx):
+            return Score(max(0.0, 1.0 - abs(float(answer) - float(item.reference)) / 10))
+
+    def build(parts, label):
+        items = [
+            Item(id=f"g{i}", task=f"What is {i} + {i}?", scorer=Closeness(), reference=str(2 * i)) for i in range(6)
+        ]
+        return Suite(key="graded", label=label, items=items[parts.slice or slice(None)])
+
+    register_suite("graded", build)
+    try:
+        comparison = run(options("graded[:5]", tmp_path / "out", model(wrong={1, 3}), arms=["single", "debate"]))
+    finally:
+        del _SUITES["graded"]
+    report = build_report(comparison)
+    assert not report.binary and report.items == 5
+    assert report.arms[0].accuracy == pytest.approx((3 * 1.0 + 2 * 0.9) / 5)
+    assert report.pairs[0].test == "paired permutation" and 0.0 <= report.pairs[0].p_value <= 1.0
+
+
+def test_llm_judge_calls_are_counted_apart_from_the_arm_and_cached(tmp_path, model):
+    suite = tmp_path / "judged.yaml"
+    suite.write_text("scoring: judge\nitems:\n" + "".join(f"  - input: What is {i} + {i}?\n    answer: '{2 * i}'\n"
+                                                          for i in range(3)))  # fmt: skip
+    m = model(wrong={2})
+    out = tmp_path / "out"
+    first = run(options(suite, out, m, arms=["single"]))
+    assert [r.score for r in sorted(first.rows, key=lambda r: r.item)] == [1.0, 1.0, 0.0]
+    assert all(r.model_calls == 1 and r.scoring_calls == 1 and r.scoring_billed_calls == 1 for r in first.rows)
+    assert m.agents.count("judge") == 3
+    m.calls = 0
+    replay = run(options(suite, out, m, arms=["single"], rerun=True))
+    assert m.calls == 0 and replay.meter.calls == 6 and replay.meter.billed_calls == 0 and replay.replayed == 3

@@ -1,0 +1,202 @@
+"""Suites and their scorers: every kind scores a right answer 1 and a wrong one 0, bad specs fail in one line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from moot.errors import ConfigError
+from moot.harness import CodeTests, ExactMatch, Item, LLMJudge, NumericMatch, RegexMatch, RowContext, load_suite
+from moot.harness._calls import CallCache, ClientFactory, EndpointLimits
+from moot.harness._examples import docstring_examples
+from moot.harness._scorers import assemble_program, last_number
+from moot.models import ModelSpec
+from moot.scenario import RoleModels
+from moot.tools import run_tests
+from tests.unit.test_harness_support import PromptModel
+
+
+def score(item: Item, answer: str, ctx: RowContext | None = None) -> float:
+    return asyncio.run(item.scorer.score(item, answer, ctx or _ctx())).value
+
+
+def _ctx(model: PromptModel | None = None, tmp: Path | None = None) -> RowContext:
+    base = ModelSpec.parse(model.spec) if model else ModelSpec.parse("scripted:none")
+    cache = CallCache(tmp) if tmp else None
+    return RowContext(RoleModels(base), ClientFactory(EndpointLimits(1), cache))
+
+
+# ------------------------------------------------------------------ spec errors
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("humanevl[:3]", "unknown suite 'humanevl[:3]'; valid forms: humaneval[:N]"),
+        ("humaneval[a:b]", "slice [a:b] must look like [:20]"),
+        ("humaneval?n=3", "unknown option(s) n"),
+        ("reasoning-gym:", "name the task"),
+        ("missing.jsonl", "suite file 'missing.jsonl' does not exist"),
+        ("humaneval[500:]", "selects no items; humaneval has 164 problems"),
+    ],
+)
+def test_a_bad_suite_spec_is_one_line_naming_what_is_valid(spec, expected):
+    with pytest.raises(ConfigError) as error:
+        load_suite(spec)
+    assert expected in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+# ------------------------------------------------------------------ humaneval
+def test_humaneval_has_164_problems_and_slices():
+    assert len(load_suite("humaneval").items) == 164
+    sliced = load_suite("humaneval[:20]")
+    assert [i.id for i in sliced.items][:2] == ["HumanEval/0", "HumanEval/1"] and len(sliced.items) == 20
+    assert sliced.key == "humaneval" and sliced.answer_format == "code" and sliced.has_visible_tests
+    assert [i.id for i in load_suite("humaneval[5]").items] == ["HumanEval/5"]
+
+
+def test_humaneval_scores_a_correct_completion_1_and_a_wrong_one_0_in_the_sandbox():
+    item = load_suite("humaneval[:1]").items[0]
+    correct = (
+        "```python\nfrom typing import List\n\n\n"
+        "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+        "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```"
+    )
+    wrong = "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```"
+    body_only = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[:i])\n"
+    assert score(item, correct) == 1.0
+    assert score(item, wrong) == 0.0
+    assert score(item, body_only) == 1.0  # a completion of the stub's body is scored like a whole function
+    assert score(item, "no code at all, sorry") == 0.0
+
+
+def test_humaneval_reference_solutions_pass_their_visible_tests():
+    """The docstring examples given to reflection-tests are right: the canonical solutions pass them."""
+    for item in load_suite("humaneval[:12]").items:
+        assert item.code is not None and item.reference is not None
+        program = assemble_program(item.code.stub, item.reference, item.code.entry_point)
+        result = run_tests(program, list(item.code.visible_tests))
+        assert result.status == "passed", (item.id, [t.message for t in result.failures])
+
+
+def test_docstring_examples_read_several_styles():
+    stub = (
+        'def f(lst, k):\n    """Example:\n    f([1, 2], 1) ==> 3\n    For lst = [4], k = 2 the output should be 6\n'
+        '    >>> f([0], 0)\n    0\n    """\n'
+    )
+    assert [e.test for e in docstring_examples(stub, "f")] == ["assert f([0], 0) == 0"]  # doctests win
+    assert [e.call for e in docstring_examples(stub.split(">>>")[0] + '"""\n', "f")] == ["f([1, 2], 1)"]
+    for_form = 'def g(lst):\n    """For lst = [1,2,3] the output should be 14\n    """\n'
+    assert [e.test for e in docstring_examples(for_form, "g")] == ["assert g(lst = [1,2,3]) == 14"]
+
+
+# ------------------------------------------------------------------ reasoning-gym
+def test_reasoning_gym_items_are_scored_by_the_package_scorer():
+    pytest.importorskip("reasoning_gym")
+    suite = load_suite("reasoning-gym:basic_arithmetic?n=3&seed=1")
+    assert len(suite.items) == 3 and suite.key == "reasoning-gym:basic_arithmetic?seed=1"
+    item = suite.items[0]
+    assert score(item, item.reference or "") == 1.0
+    assert score(item, "definitely not a number") == 0.0
+    knights = load_suite("reasoning-gym:knights_knaves?n=1&seed=1").items[0]
+    assert score(knights, knights.reference or "") == 1.0
+    assert 0.0 < score(knights, "Amelia is a hero and Elizabeth is a villain") < 1.0  # partial credit: graded
+    # item i is the same whatever n is, so a larger run reuses a smaller one's rows
+    assert load_suite("reasoning-gym:basic_arithmetic?n=10&seed=1").items[2].task == suite.items[2].task
+
+
+def test_reasoning_gym_bad_task_or_option_is_a_config_error():
+    pytest.importorskip("reasoning_gym")
+    with pytest.raises(ConfigError, match=r"unknown reasoning-gym task 'gsm_symbolc'; e\.g\. gsm_symbolic"):
+        load_suite("reasoning-gym:gsm_symbolc")
+    with pytest.raises(ConfigError, match="rejected the options"):
+        load_suite("reasoning-gym:basic_arithmetic?n=2&bogus=1")
+
+
+# ------------------------------------------------------------------ user files
+def _jsonl(tmp_path: Path, *rows: dict) -> Path:
+    path = tmp_path / "suite.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_jsonl_exact_regex_and_numeric_scoring(tmp_path):
+    path = _jsonl(
+        tmp_path,
+        {"id": "capital", "input": "Capital of France?", "answer": "Paris"},
+        {"id": "year", "question": "When?", "pattern": r"^19\d\d$", "scoring": "regex"},
+        {"id": "pi", "prompt": "Pi to 2 places?", "answer": 3.14159, "scoring": "numeric", "tolerance": 0.01},
+    )
+    capital, year, pi = load_suite(str(path)).items
+    assert isinstance(capital.scorer, ExactMatch) and score(capital, " paris. ") == 1.0 and score(capital, "Lyon") == 0
+    assert isinstance(year.scorer, RegexMatch) and score(year, "1969") == 1.0 and score(year, "2001") == 0.0
+    assert isinstance(pi.scorer, NumericMatch)
+    assert score(pi, "about 3.14") == 1.0 and score(pi, "3.2") == 0.0 and score(pi, "pi") == 0.0
+    assert last_number("we got 1,250.5 apples") == 1250.5
+
+
+def test_spec_options_set_the_scoring_of_a_whole_file(tmp_path):
+    path = _jsonl(tmp_path, {"input": "Half of 5?", "answer": "2.5"}, {"input": "Third of 1?", "answer": "0.333"})
+    half, third = load_suite(f"{path}?scoring=numeric&tolerance=0.001").items
+    assert score(third, "0.3333") == 1.0 and score(half, "2.49") == 0.0
+    assert [i.id for i in load_suite(f"{path}[1:]").items] == ["2"]
+
+
+def test_yaml_file_with_defaults_and_an_llm_judge(tmp_path):
+    path = tmp_path / "judged.yaml"
+    path.write_text(
+        "scoring: judge\nrubric: The answer must name the colour.\n"
+        "items:\n  - id: sky\n    input: What colour is the sky?\n    answer: blue\n"
+        "  - id: two\n    input: 1 + 1?\n    answer: '2'\n    scoring: exact\n"
+    )
+    sky, two = load_suite(str(path)).items
+    assert isinstance(sky.scorer, LLMJudge) and not sky.scorer.cheap and isinstance(two.scorer, ExactMatch)
+    judge = PromptModel(
+        "judge-model",
+        lambda agent, messages: {"reasoning": "names blue", "verdict": "correct" if "Blue" in messages[-1].content
+                                 else "incorrect"},
+    ).register()  # fmt: skip
+    try:
+        ctx = _ctx(judge, tmp_path / "cache")
+        assert score(sky, "Blue, on a clear day", ctx) == 1.0
+        assert score(sky, "green", ctx) == 0.0
+        assert judge.agents == ["judge", "judge"] and ctx.meter.calls == 2
+        assert "The answer must name the colour." in judge_prompt(judge, ctx, sky)
+    finally:
+        judge.unregister()
+
+
+def judge_prompt(model: PromptModel, ctx: RowContext, item: Item) -> str:
+    seen: list[str] = []
+    model.reply = lambda agent, messages: seen.append(messages[-1].content) or {"reasoning": "r", "verdict": "correct"}
+    asyncio.run(item.scorer.score(item, "some other answer", ctx))
+    return seen[0]
+
+
+def test_file_code_items_are_scored_by_their_tests(tmp_path):
+    stub = 'def add(a, b):\n    """Add.\n    >>> add(1, 2)\n    3\n    """\n'
+    path = _jsonl(tmp_path, {"id": "add", "stub": stub, "entry_point": "add", "tests": ["assert add(2, 2) == 4"]})
+    suite = load_suite(str(path))
+    item = suite.items[0]
+    assert suite.answer_format == "code" and suite.has_visible_tests and isinstance(item.scorer, CodeTests)
+    assert item.code is not None and item.code.visible_tests == ("assert add(1, 2) == 3",)
+    assert score(item, "```python\ndef add(a, b):\n    return a + b\n```") == 1.0
+    assert score(item, "```python\ndef add(a, b):\n    return a - b\n```") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({"inptu": "x", "answer": "y"}, "valid fields: id, input"),
+        ({"input": "x", "scoring": "numeric", "answer": "ten"}, "needs a numeric answer, got 'ten'"),
+        ({"input": "x", "scoring": "fuzzy", "answer": "y"}, "scoring"),
+        ({"input": "x", "scoring": "regex", "pattern": "(["}, "bad regex"),
+        ({"stub": "def f(): pass", "tests": ["assert f() is None"]}, "needs 'entry_point'"),
+    ],
+)
+def test_bad_file_items_name_the_problem(tmp_path, row, expected):
+    with pytest.raises(ConfigError, match=None) as error:
+        load_suite(str(_jsonl(tmp_path, row)))
+    assert expected in str(error.value)

@@ -1,0 +1,148 @@
+"""Test models for the harness tests: replies computed from the prompt, every call counted.
+
+``PromptModel`` is a DeterministicModel whose replies come from a function of
+(agent, messages), so a test decides which items an arm gets right, and
+whose ``calls`` counts every call that reached it (under the cache and the
+meters: the "inner client" calls). ``fail_after`` makes it raise from that
+call on, like an endpoint that went away mid-comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from moot.arbiters import ExpertAssessment, Verdict
+from moot.harness._prompts import ShortAnswer
+from moot.roles import Critique, Position
+from moot.testing import DeterministicModel, ScriptedClient
+
+ReplyFn = Callable[[str, Sequence[Any]], str | BaseModel | dict[str, Any]]
+
+
+class _Forever(deque):  # a reply queue that never runs dry
+    def __init__(self, reply: Callable[[Sequence[Any]], str]) -> None:
+        super().__init__()
+        self.reply = reply
+
+    def __bool__(self) -> bool:
+        return True
+
+    def popleft(self) -> Callable[[Sequence[Any]], str]:
+        return self.reply
+
+
+class PromptModel(DeterministicModel):
+    def __init__(self, name: str, reply: ReplyFn, *, fail_after: int | None = None) -> None:
+        super().__init__(name)
+        self.reply = reply
+        self.fail_after = fail_after
+        self.calls = 0
+        self.agents: list[str] = []
+
+    def client(self, agent: str | None) -> ScriptedClient:
+        name = agent or "agent"
+
+        def answer(messages: Sequence[Any]) -> str:
+            self.calls += 1
+            self.agents.append(name)
+            if self.fail_after is not None and self.calls > self.fail_after:
+                raise RuntimeError(f"the model went away after {self.fail_after} calls")
+            out = self.reply(name, messages)
+            if isinstance(out, BaseModel):
+                return out.model_dump_json()
+            return out if isinstance(out, str) else json.dumps(out)
+
+        return ScriptedClient(_Forever(answer), name)
+
+    @property
+    def spec(self) -> str:
+        return f"scripted:{self.name}"
+
+
+# ---------------------------------------------------------------- a short-answer world
+def sum_of(text: str) -> int | None:
+    """The task of the arithmetic suite: 'What is A + B?'."""
+    match = re.search(r"What is (\d+) \+ (\d+)\?", text)
+    return int(match.group(1)) + int(match.group(2)) if match else None
+
+
+def write_sums(path: Path, n: int) -> Path:
+    path.write_text("\n".join(json.dumps({"id": f"q{i}", "input": f"What is {i} + {2 * i}?", "answer": 3 * i})
+                              for i in range(n)) + "\n")  # fmt: skip
+    return path
+
+
+def position(answer: str, *, rebut: bool = False) -> Position:
+    return Position(
+        reasoning="worked it out",
+        answer=answer,
+        key_arguments=["checked the sum"],
+        rebuttals=["the other sum is off"] if rebut else [],
+        confidence=0.6,
+        would_change_mind="a recount",
+    )
+
+
+def critique(score: int) -> Critique:
+    issues = [] if score >= 85 else ["recheck the arithmetic"]
+    return Critique(reasoning="checked", score=score, strengths=["clear"], issues=issues,
+                    verdict="accept" if score >= 85 else "revise")  # fmt: skip
+
+
+def verdict(decision: str) -> Verdict:
+    return Verdict(rationale="expert_1 argued best", decision=decision, confidence=0.7,
+                   assessments=[ExpertAssessment(expert="expert_1", assessment="sound sum")])  # fmt: skip
+
+
+def arithmetic(wrong: set[int] = frozenset(), *, stubborn: bool = False) -> ReplyFn:
+    """Everyone adds correctly, except on items whose first number is in ``wrong`` (answer off by one).
+
+    ``stubborn``: expert_3 is always off by one, so debates never reach consensus and run every round.
+    """
+
+    def reply(agent: str, messages: Sequence[Any]) -> Any:
+        text = "\n".join(str(m.content) for m in messages)
+        total = sum_of(text)
+        first = int(re.search(r"What is (\d+)", text).group(1)) if total is not None else -1
+        right = str(total) if first not in wrong else str((total or 0) + 1)
+        if agent == "solver":
+            return ShortAnswer(reasoning="added the numbers", answer=right)
+        if agent == "critic":
+            return critique(90)
+        if agent.startswith("expert_"):
+            answer = str((total or 0) + 1) if stubborn and agent == "expert_3" else right
+            return position(answer, rebut="rebut" in text or "rebut at least one" in text)
+        if agent == "arbiter":
+            return verdict(right)
+        if agent == "judge":  # an honest judge: the graded answer against the reference in its prompt
+            graded = re.search(r"Answer to grade:\n(.*)", text)
+            reference = re.search(r"Reference answer:\n(.*)", text)
+            same = bool(graded and reference and graded.group(1).strip() == reference.group(1).strip())
+            return {"reasoning": "compared with the reference", "verdict": "correct" if same else "incorrect"}
+        raise AssertionError(f"unexpected agent {agent!r}")
+
+    return reply
+
+
+def test_prompt_model_counts_calls_and_fails_on_cue():
+    import asyncio
+
+    from autogen_core.models import UserMessage
+
+    model = PromptModel("support", lambda agent, messages: "hi", fail_after=1)
+    client = model.client("solver")
+    first = asyncio.run(client.create([UserMessage(content="x", source="user")]))
+    assert first.content == "hi" and model.calls == 1
+    try:
+        asyncio.run(client.create([UserMessage(content="x", source="user")]))
+    except RuntimeError as exc:
+        assert "went away" in str(exc)
+    else:
+        raise AssertionError("fail_after did not fail")
