@@ -83,6 +83,7 @@ async def measure(repetitions: int) -> dict[str, Any]:
             "moot Reflection (store + traces)": lambda: run_moot("reflection", True, store),
             "moot Reflection (no persistence)": lambda: run_moot("reflection", False, store),
             "moot Debate (store + traces)": lambda: run_moot("debate", True, store),
+            "moot Debate (no persistence)": lambda: run_moot("debate", False, store),
         }
         samples: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(repetitions):  # interleaved, so drift in machine load hits every variant alike

@@ -10,12 +10,13 @@ one run, with several repetitions, median and spread.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from bench import concurrency, context, embedded, overhead
-from bench._common import machine, write_json
+from bench._common import RESULTS_DIR, machine, write_json
 
 BENCHMARKS = {
     "overhead": lambda: overhead.measure(repetitions=7),
@@ -26,18 +27,27 @@ BENCHMARKS = {
 RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
 
 
-def markdown(results: dict[str, Any], info: dict[str, Any], command: str) -> str:
+def markdown(results: dict[str, Any]) -> str:
     lines = [
         "# Benchmark results",
         "",
-        f"Command: `{command}`",
-        "",
-        f"Machine: {info['cpu']}, {info['cores']} cores, Python {info['python']}, {info['platform']}; "
-        f"load (1 min) at start {info['load_1min_at_start']:.2f}; commit {info['commit']}.",
+        "Each section: the command that produced it and the machine it ran on.",
+        "Reproduce all of them with `python -m bench.run` (the embedded and concurrency benchmarks need",
+        "`pip install -e '.[local,bench]'` and take minutes).",
         "",
     ]
     for name, data in results.items():
-        lines += [f"## {name}", "", *SECTIONS[name](data), ""]
+        info = data["machine"]
+        lines += [
+            f"## {name}",
+            "",
+            f"Command: `{data.get('command', 'python -m bench.run ' + name)}` on {info['cpu']}, "
+            f"{info['cores']} cores, Python {info['python']}; load (1 min) at start "
+            f"{info['load_1min_at_start']:.2f}; commit {info['commit']}.",
+            "",
+            *SECTIONS[name](data),
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -105,19 +115,29 @@ SECTIONS = {"overhead": overhead_md, "context": context_md, "embedded": embedded
 
 
 async def main(names: list[str]) -> None:
-    unknown = sorted(set(names) - set(BENCHMARKS))
+    """Run the named benchmarks (all by default), then rewrite RESULTS.md from every stored result."""
+    report_only = names == ["--report"]
+    unknown = sorted(set(names) - set(BENCHMARKS)) if not report_only else []
     if unknown:
-        raise SystemExit(f"unknown benchmark(s) {', '.join(unknown)}; valid: {', '.join(BENCHMARKS)}")
-    info = machine()
-    results: dict[str, Any] = {}
-    for name in names or list(BENCHMARKS):
+        raise SystemExit(f"unknown benchmark(s) {', '.join(unknown)}; valid: {', '.join(BENCHMARKS)} or --report")
+    for name in [] if report_only else (names or list(BENCHMARKS)):
         print(f"running {name} ...", flush=True)
-        results[name] = await BENCHMARKS[name]()
-        write_json(name, {"machine": info, **results[name]})
-        print("\n".join(SECTIONS[name](results[name])), flush=True)
-    command = "python -m bench.run" + (" " + " ".join(names) if names else "")
-    RESULTS_MD.write_text(markdown(results, info, command) + "\n")
+        info = machine()
+        data = await BENCHMARKS[name]()
+        write_json(name, {"machine": info, "command": f"python -m bench.run {name}", **data})
+        print("\n".join(SECTIONS[name](data)), flush=True)
+    RESULTS_MD.write_text(markdown(stored()) + "\n")
     print(f"wrote {RESULTS_MD}")
+
+
+def stored() -> dict[str, dict[str, Any]]:
+    """Every benchmark's latest stored result, in the usual order."""
+    found = {}
+    for name in BENCHMARKS:
+        path = RESULTS_DIR / f"{name}.json"
+        if path.exists():
+            found[name] = json.loads(path.read_text())
+    return found
 
 
 if __name__ == "__main__":
