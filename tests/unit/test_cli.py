@@ -93,3 +93,11 @@ def test_scenario_role_defaults_sit_between_the_base_and_the_users_overrides():
     assert str(models.spec("critic")) == "local@0.1?seed=3"  # the scenario's default over the base
     assert str(models.spec("generator")) == "local@0.9?seed=3"
     assert str(scenario.models(["critic=@0.5"]).spec("critic")) == "local@0.5"  # the user's --model wins
+
+
+def test_a_scenario_file_with_a_syntax_error_is_refused_with_its_line(tmp_path):
+    bad = tmp_path / "broken.py"
+    bad.write_text("SCENARIO = (\n")
+    code, out, err = invoke("run", str(bad))
+    assert (code, out) == (2, "")
+    assert err.strip().startswith(f"moot: error: scenario file {bad} has a syntax error at line 1:")
