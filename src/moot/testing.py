@@ -19,7 +19,7 @@ import hashlib
 import json
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -40,6 +40,7 @@ from pydantic import BaseModel
 
 from moot.errors import ConfigError, ScriptError
 from moot.models._spec import ModelSpec
+from moot.models._whole_reply import WholeReplyStream
 
 __all__ = ["DeterministicModel", "Reply", "ScriptedCall", "ScriptedClient", "ScriptedModel", "count_words"]
 
@@ -75,7 +76,7 @@ class ScriptedCall:
 
 
 @dataclass
-class ScriptedClient(ChatCompletionClient):
+class ScriptedClient(WholeReplyStream, ChatCompletionClient):
     """A ChatCompletionClient that replays one agent's script."""
 
     replies: deque[Reply]
@@ -124,20 +125,6 @@ class ScriptedClient(ChatCompletionClient):
         if callable(reply):
             return reply(messages)
         return reply
-
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
-        result = await self.create(messages, json_output=json_output, extra_create_args=extra_create_args)
-        yield str(result.content)
-        yield result
 
     def assert_consumed(self) -> None:
         if self.replies:
@@ -340,7 +327,7 @@ FAULT_KINDS = ("429", "500", "timeout", "connection", "malformed")
 """What a :class:`FaultyClient` can inject: provider errors, or a reply whose JSON is cut short."""
 
 
-class FaultyClient(ChatCompletionClient):
+class FaultyClient(WholeReplyStream, ChatCompletionClient):
     """Wrap a client and inject realistic faults at a seeded rate, for resilience tests.
 
     Before each call, with probability ``rate``, one of ``faults`` happens
@@ -414,27 +401,6 @@ class FaultyClient(ChatCompletionClient):
             return result.model_copy(update={"content": text[: len(text) // 2]})
         self.delivered.append(result)
         return result
-
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
-        result = await self.create(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            json_output=json_output,
-            extra_create_args=extra_create_args,
-            cancellation_token=cancellation_token,
-        )
-        yield str(result.content)
-        yield result
 
     async def close(self) -> None:
         await self.inner.close()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +34,7 @@ from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from moot.models import ModelSpec
+from moot.models._whole_reply import WholeReplyStream
 
 __all__ = ["CallCache", "ClientFactory", "EndpointLimits", "Meter", "endpoint_of", "spec_label"]
 
@@ -85,7 +86,7 @@ class Meter:
         return self.billed_prompt_tokens + self.billed_completion_tokens
 
 
-class _Delegating(ChatCompletionClient):
+class _Delegating(WholeReplyStream, ChatCompletionClient):
     """Passes everything to ``inner``; subclasses change ``create``."""
 
     def __init__(self, inner: ChatCompletionClient) -> None:
@@ -109,29 +110,6 @@ class _Delegating(ChatCompletionClient):
             extra_create_args=extra_create_args,
             cancellation_token=cancellation_token,
         )
-
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
-        """Whole replies only: the harness never streams, and a stream would bypass the meters."""
-        result = await self.create(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            json_output=json_output,
-            extra_create_args=extra_create_args,
-            cancellation_token=cancellation_token,
-        )
-        if isinstance(result.content, str):
-            yield result.content
-        yield result
 
     async def close(self) -> None:
         """The inner client may be shared (the embedded model is): its owner closes it."""

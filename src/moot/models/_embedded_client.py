@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from autogen_core import CancellationToken
@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from moot.models._local import SerialLlama
 from moot.models._spec import ModelSpec
+from moot.models._whole_reply import WholeReplyStream
 
 _MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
@@ -69,7 +70,7 @@ def _without_bounds(node: Any, arrays_only: bool = False, in_array: bool = False
     return node
 
 
-class EmbeddedClient(LlamaCppChatCompletionClient):
+class EmbeddedClient(WholeReplyStream, LlamaCppChatCompletionClient):
     """AutoGen's llama.cpp client with its pitfalls fixed.
 
     * temperature / max_tokens / seed are sent on *every* call (AutoGen drops
@@ -117,25 +118,3 @@ class EmbeddedClient(LlamaCppChatCompletionClient):
             extra_create_args=args,
             cancellation_token=cancellation_token,
         )
-
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
-        result = await self.create(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            json_output=json_output,
-            extra_create_args=extra_create_args,
-            cancellation_token=cancellation_token,
-        )
-        if isinstance(result.content, str):
-            yield result.content
-        yield result
