@@ -7,9 +7,11 @@ the final transcript is a turn lost, repeated or skipped by moot.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -39,13 +41,22 @@ def only_run(store: Path) -> str:
     return record.id
 
 
+def recorded_turns(store: Path) -> int:
+    """Peek read-only, so the watcher never takes a write lock the run under test needs."""
+    if not store.exists():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=5)) as db:
+            return int(db.execute("SELECT COUNT(*) FROM turns").fetchone()[0])
+    except sqlite3.OperationalError:  # the run has not created its tables yet
+        return 0
+
+
 def wait_for_turns(store: Path, count: int, proc: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if store.exists():
-            runs = RunStore(store).list()
-            if runs and runs[0].turns >= count:
-                return
+        if recorded_turns(store) >= count:
+            return
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.02)
     raise AssertionError(f"the run did not reach {count} turns")

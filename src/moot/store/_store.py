@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,7 +68,7 @@ class RunStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            _use_wal(self._db)
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             migrate(self._db)
@@ -213,6 +214,24 @@ class RunStore:
 
 
 _OPEN: dict[str, RunStore] = {}
+
+
+def _use_wal(db: sqlite3.Connection, attempts: int = 100) -> None:
+    """Switch to WAL (readers never block the writer), waiting out a concurrent opener.
+
+    Changing the journal mode needs the database to itself and SQLite does not
+    apply the busy timeout to it, so two processes creating the same store at
+    once would otherwise fail with "database is locked".
+    """
+    for attempt in range(attempts):
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05)
 
 
 def resumable_state(store: RunStore, run_id: str) -> dict[str, Any]:
