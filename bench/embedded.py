@@ -65,8 +65,8 @@ async def loops() -> dict[str, Any]:
         options=("yes", "no"),
     )
     return {
-        "reflection (2 rounds)": await traced_run(reflection, TASK),
-        "debate (2 experts, 2 rounds)": await traced_run(debate, DEBATE_TASK),
+        "reflection (at most 2 rounds)": await traced_run(reflection, TASK),
+        "debate (2 experts, at most 2 rounds)": await traced_run(debate, DEBATE_TASK),
     }
 
 
