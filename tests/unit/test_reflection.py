@@ -142,3 +142,11 @@ async def test_a_stop_on_the_last_critique_still_records_its_round(critique, ref
     rounds = [m for m in result.messages if isinstance(m, RoundCompleted)]
     assert result.stop_reason == "wall clock: 10.0s of 5s used"
     assert [(r.round, r.score) for r in rounds] == [(1, 40)]
+
+
+def test_a_structured_reply_with_code_fences_inside_its_strings_parses_whole():
+    from moot.roles._agent import extract_json
+
+    reply = json.dumps({"reasoning": "use this:\n```python\ndef f(): {return 1}\n```", "score": 1})
+    assert json.loads(extract_json(reply)) == json.loads(reply)
+    assert json.loads(extract_json(f"Here:\n```json\n{reply}\n```")) == json.loads(reply)

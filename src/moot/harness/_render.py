@@ -85,7 +85,8 @@ def _notes(report: Report) -> list[str]:
         f"This run computed {report.computed} rows{replayed}, reused {report.reused} finished ones"
         + (f", and {report.failed} failed (they are retried on the next run)" if report.failed else "")
         + f". Model calls this run: {report.run_billed_calls} billed of {report.run_calls} logical "
-        f"({report.run_billed_tokens:,} of {report.run_tokens:,} tokens); the rest came from the cache.",
+        f"({report.run_billed_tokens:,} of {report.run_tokens:,} tokens)"
+        + ("; the rest came from the cache." if report.run_calls > report.run_billed_calls else "."),
         "Tokens and calls per item are logical (every call, cache hits included: the compute an arm used); "
         "billed counts only calls that reached the model when the row was computed.",
         "Scores are binary, so pairs use McNemar's exact test on the discordant items."

@@ -53,11 +53,25 @@ class RoleAgentConfig(BaseModel):
 
 
 def extract_json(text: str) -> str:
-    """The JSON object inside a reply: fenced block, or the outermost braces, or the text as is."""
+    """The JSON object in a reply: the outermost braces if they parse, else a fenced block's.
+
+    The whole object is tried first: a structured answer may hold code fences
+    inside its strings (an expert quoting code in its reasoning), and taking
+    the first fence would cut the object apart.
+    """
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidate = text[start : end + 1]
+        try:
+            json.loads(candidate, strict=False)
+        except json.JSONDecodeError:
+            pass
+        else:
+            return candidate
     fenced = _FENCE.search(text)
     if fenced:
         text = fenced.group(1)
-    start, end = text.find("{"), text.rfind("}")
+        start, end = text.find("{"), text.rfind("}")
     return text[start : end + 1] if 0 <= start < end else text
 
 
