@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench import concurrency, context, embedded, overhead
+from bench import concurrency, context, embedded, fanout, overhead
 from bench._common import RESULTS_DIR, machine, write_json
 
 BENCHMARKS = {
@@ -23,6 +23,7 @@ BENCHMARKS = {
     "context": context.measure,
     "embedded": embedded.measure,
     "concurrency": concurrency.measure,
+    "fanout": fanout.measure,
 }
 RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -33,7 +34,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         "Each section: the command that produced it and the machine it ran on.",
         "Reproduce all of them with `python -m bench.run` (the embedded and concurrency benchmarks need",
-        "`pip install -e '.[local,bench]'` and take minutes).",
+        "`pip install -e '.[local,bench]'` and take minutes; fanout needs the `[ray]` extra).",
         "",
     ]
     for name, data in results.items():
@@ -111,7 +112,29 @@ def concurrency_md(d: dict[str, Any]) -> list[str]:
     ]
 
 
-SECTIONS = {"overhead": overhead_md, "context": context_md, "embedded": embedded_md, "concurrency": concurrency_md}
+def fanout_md(d: dict[str, Any]) -> list[str]:
+    rows = ["| executor | jobs/s (median) | min–max |", "|---|---|---|"]
+    for name, s in d["jobs_per_s"].items():
+        rows.append(f"| {name} | {s['median']:.1f} | {s['min']:.1f}–{s['max']:.1f} |")
+    return [
+        f"`moot compare` of {d['jobs']} jobs (arm single, zero-latency deterministic model, --concurrency "
+        f"{d['concurrency']}, fresh results file and cache each time), {d['repetitions']} interleaved repetitions "
+        f"per executor. Ray on this machine, started once ({d['ray_start_s']:.1f}s, not counted).",
+        "",
+        *rows,
+        "",
+        f"Ray / local throughput: {d['ray_to_local']:.2f}x, the fan-out's own cost per job when the model costs "
+        "nothing.",
+    ]
+
+
+SECTIONS = {
+    "overhead": overhead_md,
+    "context": context_md,
+    "embedded": embedded_md,
+    "concurrency": concurrency_md,
+    "fanout": fanout_md,
+}
 
 
 async def main(names: list[str]) -> None:

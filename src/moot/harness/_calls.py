@@ -24,9 +24,10 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
@@ -147,7 +148,7 @@ class _Metered(_Delegating):
 
 
 class _Limited(_Delegating):
-    def __init__(self, inner: ChatCompletionClient, limit: asyncio.Semaphore) -> None:
+    def __init__(self, inner: ChatCompletionClient, limit: AbstractAsyncContextManager[Any]) -> None:
         super().__init__(inner)
         self.limit = limit
 
@@ -177,10 +178,13 @@ class CallCache:
         self._stores: dict[str, Any] = {}
 
     def store(self, spec: ModelSpec) -> Any:
+        return self.labelled(spec_label(spec))
+
+    def labelled(self, label: str) -> Any:
+        """The store for the spec whose :func:`spec_label` is ``label``."""
         from autogen_ext.cache_store.diskcache import DiskCacheStore
         from diskcache import Cache
 
-        label = spec_label(spec)
         if label not in self._stores:
             slug = re.sub(r"[^A-Za-z0-9.@_-]+", "_", label)[:60]
             digest = hashlib.sha256(label.encode()).hexdigest()[:12]
@@ -193,13 +197,21 @@ class CallCache:
         self._stores.clear()
 
 
+Limits = Callable[[str], AbstractAsyncContextManager[Any]]
+"""Endpoint -> the guard one call holds while in flight: a local semaphore, or a cluster-wide permit."""
+
+
+class CacheStores(Protocol):
+    def store(self, spec: ModelSpec) -> Any: ...
+
+
 class ClientFactory:
     """Builds the metered, cached, limited client for one agent of one row (see the module docstring)."""
 
     def __init__(
         self,
-        limits: EndpointLimits,
-        cache: CallCache | None,
+        limits: Limits,
+        cache: CacheStores | None,
         base: BaseClientFactory | None = None,
     ) -> None:
         self.limits = limits

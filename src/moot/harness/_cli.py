@@ -129,13 +129,28 @@ def compare(
         bool, typer.Option("--report-only", help="Run nothing: report the rows finished so far.")
     ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Base seed for sampling and resampling.")] = 0,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor", help="Where jobs run: local (this process) or ray (Ray tasks; needs the [ray] extra)."
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="Ray cluster to join (auto, ray://HOST:10001); default: a local one."),
+    ] = None,
+    ray_cpus_per_job: Annotated[
+        float,
+        typer.Option("--ray-cpus-per-job", help="CPUs Ray reserves per job; below 1 for models served elsewhere."),
+    ] = 1.0,
 ) -> None:
     """Compare arms (debate, self-consistency, critics) on a suite: accuracy, cost, and whether it is significant."""
     try:
         options = CompareOptions(
             suite=suite, arms=[a.strip() for a in arms.split(",") if a.strip()], models=model, concurrency=concurrency,
             out=out or default_out(suite), k=k, compute_matched=compute_matched, cache=cache, use_cache=not no_cache,
-            rerun=rerun, report_only=report_only, seed=seed,
+            rerun=rerun, report_only=report_only, seed=seed, executor=executor, ray_address=ray_address,
+            ray_cpus_per_job=ray_cpus_per_job,
         )  # fmt: skip
         runner = prepare_comparison(options)  # all bad input is refused here, before any output
         comparison = asyncio.run(_run(runner))

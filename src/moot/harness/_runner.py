@@ -18,25 +18,25 @@ finished row.
 
 from __future__ import annotations
 
-import asyncio
-import time
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import ConfigError
 from moot.harness._arm import Arm, build_arm
-from moot.harness._calls import BaseClientFactory, CallCache, ClientFactory, EndpointLimits, Meter, endpoint_of
-from moot.harness._context import MODEL_ROLES, RowContext
-from moot.harness._items import Item, ScoreContext, Suite
+from moot.harness._calls import BaseClientFactory, Meter, endpoint_of
+from moot.harness._context import MODEL_ROLES
+from moot.harness._executor import Executor, ExecutorName, LocalExecutor
+from moot.harness._items import Item, Suite
+from moot.harness._jobs import Job, Outcome, accumulate
 from moot.harness._results import ResultRow, ResultStore, arm_key
 from moot.harness._sampling import SelfConsistency
 from moot.harness._stats import matched_k
 from moot.harness._suites import load_suite
+from moot.models import ModelSpec
 from moot.scenario import RoleModels, parse_model_options
 from moot.tools import SandboxRunner, run_tests
 
@@ -76,6 +76,12 @@ class CompareOptions(BaseModel):
     report_only: bool = False
     """Compute nothing: report the rows already finished (e.g. while another process is still running)."""
     seed: int = 0
+    executor: ExecutorName = "local"
+    """Where jobs run: ``local`` (asyncio tasks in this process) or ``ray`` (Ray tasks; the ``[ray]`` extra)."""
+    ray_address: str | None = None
+    """A running Ray cluster (``auto``, ``ray://host:10001``); default: start a local one."""
+    ray_cpus_per_job: float = Field(default=1.0, gt=0, le=64)
+    """CPUs Ray reserves per job: below 1 packs more jobs per core when the model is served elsewhere."""
 
 
 @dataclass
@@ -165,18 +171,18 @@ class ComparisonRun:
         self.labels = _model_labels(self.models)
         self.arms = _arms(options, self.suite)
         self.progress = progress
-        self.sandbox = sandbox
-        self.store = ResultStore(options.out / RESULTS_FILE)
-        self.cache = CallCache(options.cache or options.out / "cache") if options.use_cache else None
-        self.clients = ClientFactory(EndpointLimits(options.concurrency), self.cache, base)
-        self.result = Comparison(options, self.suite, self.arms, self.labels)
         specs = [self.models.base, *(self.models.base.resolve(s) for s in self.models.overrides.values())]
-        self.workers = options.concurrency * len({endpoint_of(s) for s in specs})
+        self.executor = make_executor(options, specs, base, sandbox)
+        try:
+            self.store = ResultStore(options.out / RESULTS_FILE)
+        except ConfigError:
+            self.executor.close()
+            raise
+        self.result = Comparison(options, self.suite, self.arms, self.labels)
 
     def close(self) -> None:
         self.store.close()
-        if self.cache is not None:
-            self.cache.close()
+        self.executor.close()
 
     def _key(self, run: ArmRun) -> str:
         return arm_key(run.arm.name, run.arm.settings, self.labels)
@@ -213,39 +219,40 @@ class ComparisonRun:
         return rows
 
     async def _phase(self, phase: str, runs: Sequence[ArmRun]) -> None:
-        todo: list[tuple[Item, ArmRun]] = []
+        todo: list[Job] = []
         for run in runs:
             run.key = self._key(run)
         done = {run.key: self.store.finished(self.suite.key, run.key) for run in runs}
         for item in self.suite.items:
             for run in runs:
                 if not self.options.report_only and (self.options.rerun or item.id not in done[run.key]):
-                    todo.append((item, run))
+                    todo.append(self._job(item, run))
         total = len(self.suite.items) * len(runs)
         finished = sum(item.id in done[run.key] for item in self.suite.items for run in runs)
-        self.result.reused += finished - sum(item.id in done[run.key] for item, run in todo)
+        self.result.reused += finished - sum(job.item.id in done[job.key] for job in todo)
         self.progress.start(phase, total, total - len(todo))
-        queue: asyncio.Queue[tuple[Item, ArmRun]] = asyncio.Queue()
-        for job in todo:
-            queue.put_nowait(job)
-        workers = [asyncio.create_task(self._worker(queue)) for _ in range(min(self.workers, len(todo)))]
-        try:
-            await asyncio.gather(*workers)
-        finally:
-            for worker in workers:
-                worker.cancel()
+        if todo:
+            await self.executor.run(todo, self._finish)
 
-    async def _worker(self, queue: asyncio.Queue[tuple[Item, ArmRun]]) -> None:
-        while not queue.empty():
-            item, run = queue.get_nowait()
-            row = await self._row(item, run)
-            if self._replays(row):
-                self.result.replayed += 1  # the stored row keeps what the paid run measured (billed tokens, time)
-            else:
-                self.store.put(row)
-            self.result.computed += row.status == "done"
-            self.result.failed += row.status == "error"
-            self.progress.advance(row)
+    def _job(self, item: Item, run: ArmRun) -> Job:
+        return Job(
+            suite=self.suite.key, item=item, arm=run.arm, label=run.label, key=run.key, models=self.models,
+            labels=self.labels, seed=self.options.seed,
+        )  # fmt: skip
+
+    def _finish(self, outcome: Outcome) -> None:
+        """Record one outcome: the only place rows are written, whichever executor computed them."""
+        if outcome.fatal is not None:
+            raise ConfigError(outcome.fatal)
+        row = outcome.row
+        if self._replays(row):
+            self.result.replayed += 1  # the stored row keeps what the paid run measured (billed tokens, time)
+        else:
+            self.store.put(row)
+        self.result.computed += row.status == "done"
+        self.result.failed += row.status == "error"
+        accumulate(self.result.meter, outcome.meter)
+        self.progress.advance(row)
 
     def _replays(self, row: ResultRow) -> bool:
         """A rerun row that came wholly from the cache and agrees with the stored one."""
@@ -254,79 +261,27 @@ class ComparisonRun:
         old = self.store.get(row.suite, row.item, row.arm_key)
         return old is not None and old.status == "done" and (old.answer, old.score) == (row.answer, row.score)
 
-    async def _row(self, item: Item, run: ArmRun) -> ResultRow:
-        meter, scoring = Meter(), Meter()
-        trace_dir = self.options.out / "traces"
-        ctx = RowContext(
-            self.models, self.clients, meter, seed=self.options.seed, sandbox=self.sandbox, trace_dir=trace_dir
-        )
-        row = ResultRow(
-            suite=self.suite.key,
-            item=item.id,
-            arm_key=run.key,
-            arm=run.label,
-            settings=dict(run.arm.settings),
-            models=self.labels,
-        )
-        start, seconds = time.perf_counter(), 0.0
-        try:
-            attempt = await run.arm.solve(item, ctx)
-            seconds = time.perf_counter() - start  # the arm's time: scoring is not part of its cost
-            score_ctx = RowContext(self.models, self.clients, scoring, seed=self.options.seed, sandbox=self.sandbox)
-            score = await item.scorer.score(item, attempt.answer, score_ctx)
-            metrics = dict(attempt.metrics)
-            if attempt.candidates and item.scorer.cheap:
-                metrics["oracle"] = await _oracle(item, attempt.candidates, score.value, score_ctx)
-            row = row.model_copy(update={
-                "answer": attempt.answer, "score": score.value, "score_detail": score.detail, "rounds": attempt.rounds,
-                "stop_reason": attempt.stop_reason, "parse_failures": attempt.parse_failures,
-                "partial": attempt.partial, "metrics": metrics,
-            })  # fmt: skip
-        except ConfigError:
-            raise
-        except Exception as exc:  # one row's failure must not sink the comparison; it is retried next run
-            detail = "".join(traceback.format_exception_only(exc)).strip()
-            row = row.model_copy(update={"status": "error", "error": detail[:2000]})
-            seconds = seconds or time.perf_counter() - start
-        row = row.model_copy(update=_usage(meter, scoring, seconds, ctx.trace_ids))
-        _accumulate(self.result.meter, meter)
-        _accumulate(self.result.meter, scoring)
-        return row
 
+def make_executor(
+    options: CompareOptions, specs: Sequence[ModelSpec], base: BaseClientFactory | None, sandbox: SandboxRunner
+) -> Executor:
+    """The executor ``options`` name, sized so each endpoint can be kept busy: ``concurrency`` jobs per endpoint."""
+    slots = options.concurrency * len({endpoint_of(s) for s in specs})
+    cache_dir = (options.cache or options.out / "cache") if options.use_cache else None
+    trace_dir = options.out / "traces"
+    if options.executor == "ray":
+        from moot.harness._ray_executor import RayExecutor
 
-def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> dict[str, Any]:
-    return {
-        "prompt_tokens": meter.prompt_tokens,
-        "completion_tokens": meter.completion_tokens,
-        "billed_prompt_tokens": meter.billed_prompt_tokens,
-        "billed_completion_tokens": meter.billed_completion_tokens,
-        "model_calls": meter.calls,
-        "billed_calls": meter.billed_calls,
-        "scoring_calls": scoring.calls,
-        "scoring_billed_calls": scoring.billed_calls,
-        "wall_seconds": round(seconds, 3),
-        "trace_ids": traces,
-    }
-
-
-def _accumulate(total: Meter, part: Meter) -> None:
-    for name in (
-        "calls",
-        "prompt_tokens",
-        "completion_tokens",
-        "billed_calls",
-        "billed_prompt_tokens",
-        "billed_completion_tokens",
-    ):
-        setattr(total, name, getattr(total, name) + getattr(part, name))
-
-
-async def _oracle(item: Item, candidates: list[str], final: float, ctx: ScoreContext) -> dict[str, Any]:
-    """Was a better answer proposed along the way (and then voted out)? Cheap scorers only."""
-    distinct = list(dict.fromkeys(c for c in candidates if c))
-    scores = [(await item.scorer.score(item, c, ctx)).value for c in distinct]
-    best = max(scores, default=0.0)
-    return {"candidates": len(distinct), "best": best, "gap": best > final}
+        return RayExecutor(
+            address=options.ray_address, slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir,
+            base=base, specs=specs, sandbox=sandbox, trace_dir=trace_dir, cpus_per_job=options.ray_cpus_per_job,
+        )  # fmt: skip
+    if options.ray_address is not None:
+        raise ConfigError("--ray-address applies only with --executor ray")
+    return LocalExecutor(
+        slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir, base=base, sandbox=sandbox,
+        trace_dir=trace_dir,
+    )  # fmt: skip
 
 
 def prepare_comparison(

@@ -1,0 +1,129 @@
+"""One job = one item x arm: what it needs, what it returns, and how it is computed.
+
+A job is a plain, picklable value (the item, the arm, the models, the seed)
+and its outcome is one result row plus the calls it made, so the same
+function computes a row in the driver's event loop (local executor) or on a
+Ray worker (ray executor). Jobs never touch the results file: whoever runs
+them hands outcomes back to the runner, which alone writes rows.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from moot.errors import ConfigError
+from moot.harness._calls import ClientFactory, Meter
+from moot.harness._context import RowContext
+from moot.harness._items import Item, ScoreContext
+from moot.harness._results import ResultRow
+from moot.scenario import RoleModels
+from moot.tools import SandboxRunner
+
+if TYPE_CHECKING:
+    from moot.harness._arm import Arm
+
+__all__ = ["Job", "Outcome", "compute_row"]
+
+
+@dataclass
+class Job:
+    """Everything needed to compute one row, and nothing tied to a process (no clients, no open files)."""
+
+    suite: str
+    item: Item
+    arm: Arm
+    label: str
+    key: str
+    models: RoleModels
+    labels: dict[str, str]
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.item.id} × {self.label}"
+
+
+@dataclass
+class Outcome:
+    """A computed row and the calls behind it; ``fatal`` is a configuration error that must stop the comparison."""
+
+    row: ResultRow
+    meter: Meter = field(default_factory=Meter)
+    """The arm's and the scorer's calls together (the comparison's running total)."""
+    fatal: str | None = None
+
+
+async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, trace_dir: Path | None) -> Outcome:
+    """Solve and score one item with one arm; a failure of this row becomes an error row, never an exception."""
+    meter, scoring = Meter(), Meter()
+    ctx = RowContext(job.models, clients, meter, seed=job.seed, sandbox=sandbox, trace_dir=trace_dir)
+    row = ResultRow(
+        suite=job.suite, item=job.item.id, arm_key=job.key, arm=job.label, settings=dict(job.arm.settings),
+        models=job.labels,
+    )  # fmt: skip
+    fatal = None
+    start, seconds = time.perf_counter(), 0.0
+    try:
+        attempt = await job.arm.solve(job.item, ctx)
+        seconds = time.perf_counter() - start  # the arm's time: scoring is not part of its cost
+        score_ctx = RowContext(job.models, clients, scoring, seed=job.seed, sandbox=sandbox)
+        score = await job.item.scorer.score(job.item, attempt.answer, score_ctx)
+        metrics = dict(attempt.metrics)
+        if attempt.candidates and job.item.scorer.cheap:
+            metrics["oracle"] = await _oracle(job.item, attempt.candidates, score.value, score_ctx)
+        row = row.model_copy(update={
+            "answer": attempt.answer, "score": score.value, "score_detail": score.detail, "rounds": attempt.rounds,
+            "stop_reason": attempt.stop_reason, "parse_failures": attempt.parse_failures,
+            "partial": attempt.partial, "metrics": metrics,
+        })  # fmt: skip
+    except ConfigError as exc:
+        fatal = str(exc)
+    except Exception as exc:  # one row's failure must not sink the comparison; it is retried next run
+        detail = "".join(traceback.format_exception_only(exc)).strip()
+        row = row.model_copy(update={"status": "error", "error": detail[:2000]})
+    seconds = seconds or time.perf_counter() - start
+    row = row.model_copy(update=_usage(meter, scoring, seconds, ctx.trace_ids))
+    total = Meter()
+    accumulate(total, meter)
+    accumulate(total, scoring)
+    return Outcome(row, total, fatal)
+
+
+def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> dict[str, Any]:
+    return {
+        "prompt_tokens": meter.prompt_tokens,
+        "completion_tokens": meter.completion_tokens,
+        "billed_prompt_tokens": meter.billed_prompt_tokens,
+        "billed_completion_tokens": meter.billed_completion_tokens,
+        "model_calls": meter.calls,
+        "billed_calls": meter.billed_calls,
+        "scoring_calls": scoring.calls,
+        "scoring_billed_calls": scoring.billed_calls,
+        "wall_seconds": round(seconds, 3),
+        "trace_ids": traces,
+    }
+
+
+def accumulate(total: Meter, part: Meter) -> None:
+    """Add ``part``'s calls and tokens to ``total``."""
+    for name in (
+        "calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "billed_calls",
+        "billed_prompt_tokens",
+        "billed_completion_tokens",
+    ):
+        setattr(total, name, getattr(total, name) + getattr(part, name))
+
+
+async def _oracle(item: Item, candidates: list[str], final: float, ctx: ScoreContext) -> dict[str, Any]:
+    """Was a better answer proposed along the way (and then voted out)? Cheap scorers only."""
+    distinct = list(dict.fromkeys(c for c in candidates if c))
+    scores = [(await item.scorer.score(item, c, ctx)).value for c in distinct]
+    best = max(scores, default=0.0)
+    return {"candidates": len(distinct), "best": best, "gap": best > final}
