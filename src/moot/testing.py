@@ -39,6 +39,7 @@ from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from moot.errors import ConfigError, ScriptError
+from moot.models._delegating import DelegatingClient
 from moot.models._spec import ModelSpec
 from moot.models._whole_reply import WholeReplyStream
 
@@ -327,7 +328,7 @@ FAULT_KINDS = ("429", "500", "timeout", "connection", "malformed")
 """What a :class:`FaultyClient` can inject: provider errors, or a reply whose JSON is cut short."""
 
 
-class FaultyClient(WholeReplyStream, ChatCompletionClient):
+class FaultyClient(WholeReplyStream, DelegatingClient):
     """Wrap a client and inject realistic faults at a seeded rate, for resilience tests.
 
     Before each call, with probability ``rate``, one of ``faults`` happens
@@ -358,7 +359,7 @@ class FaultyClient(WholeReplyStream, ChatCompletionClient):
             raise ConfigError(f"unknown fault kinds {unknown or 'none given'}; valid kinds: {', '.join(FAULT_KINDS)}")
         if not 0.0 <= rate <= 1.0:
             raise ConfigError(f"fault rate must be between 0 and 1, got {rate}")
-        self.inner = inner
+        super().__init__(inner)
         self.rate = rate
         self.faults = tuple(faults)
         self._rng = random.Random(seed)
@@ -372,58 +373,19 @@ class FaultyClient(WholeReplyStream, ChatCompletionClient):
         kinds = [k for k in self.faults if k != "malformed" or json_output]
         return self._rng.choice(kinds) if kinds else None
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
         self.calls += 1
-        kind = self._draw(json_output)
+        kind = self._draw(kwargs.get("json_output"))
         if kind is not None:
             self.injected[kind] += 1
             if kind != "malformed":
                 raise provider_fault(kind)
-        result = await self.inner.create(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            json_output=json_output,
-            extra_create_args=extra_create_args,
-            cancellation_token=cancellation_token,
-        )
+        result = await super().create(messages, **kwargs)
         if kind == "malformed":
             text = str(result.content)
             return result.model_copy(update={"content": text[: len(text) // 2]})
         self.delivered.append(result)
         return result
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def actual_usage(self) -> RequestUsage:
-        return self.inner.actual_usage()
-
-    def total_usage(self) -> RequestUsage:
-        return self.inner.total_usage()
-
-    def count_tokens(self, messages: Sequence[LLMMessage], **kwargs: Any) -> int:
-        return self.inner.count_tokens(messages, **kwargs)
-
-    def remaining_tokens(self, messages: Sequence[LLMMessage], **kwargs: Any) -> int:
-        return self.inner.remaining_tokens(messages, **kwargs)
-
-    @property
-    def capabilities(self) -> ModelInfo:  # type: ignore[override]
-        return self.inner.model_info
-
-    @property
-    def model_info(self) -> ModelInfo:
-        return self.inner.model_info
 
 
 def provider_fault(kind: str) -> Exception:

@@ -23,18 +23,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
-from autogen_core.tools import Tool, ToolSchema
-from pydantic import BaseModel
+from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, RequestUsage
 
 from moot.models import ModelSpec
+from moot.models._delegating import DelegatingClient
 from moot.models._whole_reply import WholeReplyStream
 
 __all__ = ["CallCache", "ClientFactory", "EndpointLimits", "Meter", "endpoint_of", "spec_label"]
@@ -87,53 +85,11 @@ class Meter:
         return self.billed_prompt_tokens + self.billed_completion_tokens
 
 
-class _Delegating(WholeReplyStream, ChatCompletionClient):
-    """Passes everything to ``inner``; subclasses change ``create``."""
+class _Delegating(WholeReplyStream, DelegatingClient):
+    """Passes everything to ``inner``, which may be shared (the embedded model is): its owner closes it."""
 
     def __init__(self, inner: ChatCompletionClient) -> None:
-        self.inner = inner
-
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
-        return await self.inner.create(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            json_output=json_output,
-            extra_create_args=extra_create_args,
-            cancellation_token=cancellation_token,
-        )
-
-    async def close(self) -> None:
-        """The inner client may be shared (the embedded model is): its owner closes it."""
-
-    def actual_usage(self) -> RequestUsage:
-        return self.inner.actual_usage()
-
-    def total_usage(self) -> RequestUsage:
-        return self.inner.total_usage()
-
-    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
-        return self.inner.count_tokens(messages, tools=tools)
-
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
-        return self.inner.remaining_tokens(messages, tools=tools)
-
-    @property
-    def capabilities(self) -> ModelInfo:  # type: ignore[override]
-        return self.inner.model_info
-
-    @property
-    def model_info(self) -> ModelInfo:
-        return self.inner.model_info
+        super().__init__(inner, owns_inner=False)
 
 
 class _Metered(_Delegating):

@@ -23,11 +23,12 @@ from typing import Any, Literal, Self
 import httpx
 import openai
 from autogen_core import CancellationToken, Component, ComponentModel
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
+from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import TransientModelError
+from moot.models._delegating import DelegatingClient
 
 __all__ = ["RetryPolicy", "RetryingClient", "RetryingClientConfig", "retry_after", "transient_kind"]
 
@@ -110,7 +111,7 @@ class RetryingClientConfig(BaseModel):
     model: str | None = None
 
 
-class RetryingClient(ChatCompletionClient, Component[RetryingClientConfig]):
+class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
     """Wrap any ChatCompletionClient so transient faults are retried (see the module docstring).
 
     ``sleep``, ``random`` (a uniform draw in [0, 1)) and ``clock`` (for
@@ -132,7 +133,7 @@ class RetryingClient(ChatCompletionClient, Component[RetryingClientConfig]):
         random: Callable[[], float] = _random.random,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.policy = policy or RetryPolicy()
         self.model = model
         self._sleep, self._random, self._clock = sleep, random, clock
@@ -153,34 +154,18 @@ class RetryingClient(ChatCompletionClient, Component[RetryingClientConfig]):
         return self.model or type(self.inner).__name__
 
     # ------------------------------------------------------------------ calls
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
         attempt = 0
         while True:
             attempt += 1
             self.attempts += 1
             try:
-                return await self.inner.create(
-                    messages,
-                    tools=tools,
-                    tool_choice=tool_choice,
-                    json_output=json_output,
-                    extra_create_args=extra_create_args,
-                    cancellation_token=cancellation_token,
-                )
+                return await self.inner.create(messages, **kwargs)
             except Exception as exc:
                 kind = transient_kind(exc)
                 if kind is None:
                     raise
-                await self._wait_or_give_up(exc, kind, attempt, cancellation_token)
+                await self._wait_or_give_up(exc, kind, attempt, kwargs.get("cancellation_token"))
 
     async def create_stream(  # type: ignore[override]
         self,
@@ -253,30 +238,6 @@ class RetryingClient(ChatCompletionClient, Component[RetryingClientConfig]):
         self.exhausted += 1
         last = f"{type(exc).__name__}: {exc}" + (f" ({why}; a started stream is not retried)" if why else "")
         return TransientModelError(self.label, attempts, kind, last)
-
-    # ------------------------------------------------------------- delegation
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def actual_usage(self) -> RequestUsage:
-        return self.inner.actual_usage()
-
-    def total_usage(self) -> RequestUsage:
-        return self.inner.total_usage()
-
-    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
-        return self.inner.count_tokens(messages, tools=tools)
-
-    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
-        return self.inner.remaining_tokens(messages, tools=tools)
-
-    @property
-    def capabilities(self) -> ModelInfo:  # type: ignore[override]
-        return self.inner.capabilities  # type: ignore[return-value]
-
-    @property
-    def model_info(self) -> ModelInfo:
-        return self.inner.model_info
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> RetryingClientConfig:
