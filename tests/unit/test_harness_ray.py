@@ -219,3 +219,19 @@ def test_without_ray_installed_the_ray_executor_says_which_extra_to_install(tmp_
     with pytest.raises(ConfigError, match=r"--executor ray needs Ray: pip install 'moot\[ray\]'"):
         prepare_comparison(options(sums, tmp_path / "out", model("no-ray"), executor="ray"))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_job_carries_the_name_of_the_key_variable_never_the_key(tmp_path, monkeypatch):
+    from ray import cloudpickle
+
+    monkeypatch.setenv("MOOT_TEST_SECRET", "sk-do-not-ship-me")
+    sums = write_sums(tmp_path / "sums.jsonl", 1)
+    spec = "openai:gpt-4o-mini?api_key_env=MOOT_TEST_SECRET"
+    runner = prepare_comparison(CompareOptions(suite=str(sums), arms=["debate"], models=[spec], out=tmp_path / "out"))
+    try:
+        run = runner.arms[0]
+        run.key = runner._key(run)
+        shipped = cloudpickle.dumps(runner._job(runner.suite.items[0], run))  # what a Ray task receives
+    finally:
+        runner.close()
+    assert b"MOOT_TEST_SECRET" in shipped and b"sk-do-not-ship-me" not in shipped
