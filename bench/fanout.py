@@ -3,9 +3,12 @@
 Both run the same comparison (a generated arithmetic suite, arm ``single``,
 a zero-latency deterministic model, a fresh output directory and cache per
 repetition), interleaved so load drifts hit both alike. With the model's
-latency at zero, the difference is the executor's own cost per job: Ray's
-task submission, pickling the job and its row, and the cache and limiter
-round-trips through actors. Ray's start-up is measured once, apart.
+latency at zero, the difference is the executor's own cost: per sweep (Ray
+starts a limiter and a cache actor, each a process) and per job (task
+submission, pickling the job and its row, the cache and limiter round-trips
+through those actors). Each sweep reports its time to the first row, its
+steady rate after it, and its overall rate. Ray's own start-up is measured
+once, apart.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from moot.harness import CompareOptions
 from moot.harness._runner import prepare_comparison
 from moot.testing import DeterministicModel
 
-ITEMS = 120
+ITEMS = 300
 CONCURRENCY = 4
 REPETITIONS = 3
 
@@ -34,14 +37,28 @@ def write_suite(path: Path) -> Path:
     return path
 
 
-async def sweep(suite: Path, out: Path, executor: str) -> float:
-    """Seconds to compute every row of a fresh comparison (results file, cache and executor set-up included)."""
+class _Clock:
+    """A ProgressSink that notes when each row arrived."""
+
+    def __init__(self) -> None:
+        self.arrivals: list[float] = []
+
+    def start(self, phase: str, total: int, done: int) -> None:
+        pass
+
+    def advance(self, row: Any) -> None:
+        self.arrivals.append(time.perf_counter())
+
+
+async def sweep(suite: Path, out: Path, executor: str) -> dict[str, float]:
+    """One fresh comparison (results file, cache and executor set-up included): first row, steady and overall rate."""
     options = CompareOptions(
         suite=str(suite), arms=["single"], models=["scripted:bench-zero"], out=out, concurrency=CONCURRENCY,
         executor=executor, ray_cpus_per_job=0.5,
     )  # fmt: skip
+    clock = _Clock()
     start = time.perf_counter()
-    runner = prepare_comparison(options)
+    runner = prepare_comparison(options, progress=clock)
     try:
         comparison = await runner.run()
     finally:
@@ -49,7 +66,12 @@ async def sweep(suite: Path, out: Path, executor: str) -> float:
     seconds = time.perf_counter() - start
     if comparison.computed != ITEMS or comparison.failed:
         raise RuntimeError(f"{executor}: {comparison.computed} rows computed, {comparison.failed} failed")
-    return seconds
+    first, last = clock.arrivals[0], clock.arrivals[-1]
+    return {
+        "first_row_s": first - start,
+        "steady_jobs_per_s": (ITEMS - 1) / (last - first),
+        "jobs_per_s": ITEMS / seconds,
+    }
 
 
 async def measure() -> dict[str, Any]:
@@ -60,25 +82,28 @@ async def measure() -> dict[str, Any]:
     started = time.perf_counter()
     ray.init(include_dashboard=False, logging_level="warning", log_to_driver=False)
     ray_start = time.perf_counter() - started
-    seconds: dict[str, list[float]] = {"local": [], "ray": []}
+    samples: dict[str, list[dict[str, float]]] = {"local": [], "ray": []}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             suite = write_suite(Path(tmp) / "sums.jsonl")
             await sweep(suite, Path(tmp) / "warm-ray", "ray")  # first tasks start worker processes
             for rep in range(REPETITIONS):
                 for executor in ("local", "ray"):
-                    seconds[executor].append(await sweep(suite, Path(tmp) / f"{executor}-{rep}", executor))
+                    samples[executor].append(await sweep(suite, Path(tmp) / f"{executor}-{rep}", executor))
     finally:
         ray.shutdown()
         model.unregister()
-    jobs_per_s = {name: summary([ITEMS / s for s in samples]) for name, samples in seconds.items()}
+    metrics = ("jobs_per_s", "steady_jobs_per_s", "first_row_s")
+    stats = {name: {m: summary([s[m] for s in runs]) for m in metrics} for name, runs in samples.items()}
     return {
         "jobs": ITEMS,
         "concurrency": CONCURRENCY,
         "repetitions": REPETITIONS,
         "ray_start_s": ray_start,
-        "jobs_per_s": jobs_per_s,
-        "ray_to_local": jobs_per_s["ray"]["median"] / jobs_per_s["local"]["median"],
+        "executors": stats,
+        "ray_to_local": stats["ray"]["jobs_per_s"]["median"] / stats["local"]["jobs_per_s"]["median"],
+        "ray_to_local_steady": stats["ray"]["steady_jobs_per_s"]["median"]
+        / stats["local"]["steady_jobs_per_s"]["median"],
     }
 
 

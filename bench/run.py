@@ -113,18 +113,32 @@ def concurrency_md(d: dict[str, Any]) -> list[str]:
 
 
 def fanout_md(d: dict[str, Any]) -> list[str]:
-    rows = ["| executor | jobs/s (median) | min–max |", "|---|---|---|"]
-    for name, s in d["jobs_per_s"].items():
-        rows.append(f"| {name} | {s['median']:.1f} | {s['min']:.1f}–{s['max']:.1f} |")
+    rows = [
+        "| executor | jobs/s overall | jobs/s after the first row | first row after (s) |",
+        "|---|---|---|---|",
+    ]
+
+    def per_job(name: str) -> float:
+        return 1000 * d["concurrency"] / d["executors"][name]["steady_jobs_per_s"]["median"]
+
+    for name, s in d["executors"].items():
+        overall, steady, first = s["jobs_per_s"], s["steady_jobs_per_s"], s["first_row_s"]
+        rows.append(
+            f"| {name} | {overall['median']:.1f} ({overall['min']:.1f}–{overall['max']:.1f}) | "
+            f"{steady['median']:.1f} ({steady['min']:.1f}–{steady['max']:.1f}) | {first['median']:.2f} |"
+        )
     return [
         f"`moot compare` of {d['jobs']} jobs (arm single, zero-latency deterministic model, --concurrency "
-        f"{d['concurrency']}, fresh results file and cache each time), {d['repetitions']} interleaved repetitions "
-        f"per executor. Ray on this machine, started once ({d['ray_start_s']:.1f}s, not counted).",
+        f"{d['concurrency']}, Ray tasks at 0.5 CPU, a fresh results file and cache each time), "
+        f"{d['repetitions']} interleaved repetitions per executor; medians (min–max). Ray on this machine, "
+        f"started once ({d['ray_start_s']:.1f}s, not counted).",
         "",
         *rows,
         "",
-        f"Ray / local throughput: {d['ray_to_local']:.2f}x, the fan-out's own cost per job when the model costs "
-        "nothing.",
+        f"Ray / local throughput: {d['ray_to_local']:.2f}x overall, {d['ray_to_local_steady']:.2f}x after the "
+        f"first row: the fan-out's own cost when the model costs nothing. Each of the {d['concurrency']} slots "
+        f"spends {per_job('ray'):.0f} ms per job on Ray against {per_job('local'):.0f} ms locally, beside "
+        "model calls that take seconds per job.",
     ]
 
 
