@@ -115,7 +115,8 @@ async def test_save_and_load_mid_run_continues_like_an_uninterrupted_run(cut_aft
         await second.load_state(state)
         result = await second.run()
 
-    assert (state["type"], state["version"]) == ("DebateState", 1)
+    assert (state["type"], state["version"]) == ("DebateState", 2)
+    assert "rounds" not in state  # rebuilt from the saved messages on load
     assert normalised(second.transcript) == normalised(expected.messages)
     assert normalised(result.messages) == normalised(expected.messages)[-len(result.messages) :]
     assert len(seen) + len(result.messages) <= len(expected.messages)  # a cut batch's tail is recorded, not re-sent
@@ -265,3 +266,38 @@ async def test_malformed_expert_beyond_retries_stops_with_a_verdict_and_resumes_
     assert (result.partial, result.stop_reason, result.answer) == (False, "max rounds: 2 of 2 rounds done", "split")
     assert result.metrics.parse_failures == 2
     assert result.metrics.agreement_per_round == [0.5, 0.5]
+
+
+async def test_checkpoints_do_not_grow_with_the_rounds_and_rebuild_them_on_load():
+    from moot.teams._hooks import TeamHooks
+
+    class Sizes(TeamHooks):
+        def __init__(self) -> None:
+            self.states: list[dict] = []
+
+        async def on_batch(self, run_id, seq, messages, state) -> None:
+            self.states.append(state)
+
+    with three_rounds() as model:
+        team = make_debate(model, MaxRounds(3))
+        sizes = Sizes()
+        team.hooks.append(sizes)
+        result = await team.run(task=TASK)
+        restored = make_debate(model, MaxRounds(3))
+    per_round = [len(json.dumps(s)) for s in sizes.states[:-1]]  # the task, then 9 positions
+    assert len(per_round) == 10 and len(set(per_round)) == 1  # the same size after round 1 as after round 3
+    await restored.load_state({**sizes.states[-1], "messages": [m.dump() for m in result.messages]})
+    rebuilt = restored._result([], "", False)
+    assert outline(rebuilt) == outline(result) and rebuilt.usage_per_round == result.usage_per_round
+    assert rebuilt.metrics == result.metrics
+
+
+async def test_a_version_1_checkpoint_with_its_rounds_still_loads():
+    with three_rounds() as model:
+        team = make_debate(model, MaxRounds(3))
+        result = await team.run(task=TASK)
+        state = json.loads(json.dumps(await team.save_state()))
+        restored = make_debate(model, MaxRounds(3))
+    old = {**state, "version": 1, "rounds": [r.model_dump(mode="json") for r in result.rounds], "messages": []}
+    await restored.load_state(old)  # no messages to rebuild from: the stored rounds are used as they are
+    assert outline(restored._result([], "", False)) == outline(result)

@@ -18,7 +18,7 @@ import time
 import uuid
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from autogen_agentchat.base import ChatAgent, TaskResult, Team, TerminationCondition
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StopMessage, TextMessage
@@ -49,6 +49,9 @@ Task = str | BaseChatMessage | Sequence[BaseChatMessage] | None
 
 class MootTeam(Team):
     """Base for moot teams; see the module docstring for the division of labour."""
+
+    _derived_state: ClassVar[frozenset[str]] = frozenset()
+    """State fields a subclass rebuilds from its transcript in ``load_state``: left out of checkpoints."""
 
     def __init__(self, name: str, description: str, stop: TerminationCondition | None) -> None:
         self._name = name
@@ -367,8 +370,13 @@ class MootTeam(Team):
             await hook.on_run_end(self.run_id, status, stop_reason, result)
 
     def _checkpoint(self) -> dict[str, Any]:
-        """The team state without the transcript (the store keeps that as turns)."""
-        state = self.state.model_dump(mode="json")
+        """The team state without the transcript (the store keeps that as turns) or what is derived from it.
+
+        A checkpoint is written after every turn, so it must not grow with the
+        run: fields in ``_derived_state`` are rebuilt from the transcript by
+        ``load_state`` instead of being re-serialised each turn.
+        """
+        state = self.state.model_dump(mode="json", exclude={"messages", *self._derived_state})
         state["messages"] = []
         return state
 

@@ -11,7 +11,7 @@ the latest positions, shown in a seeded shuffled order against position bias.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 from autogen_agentchat.base import TerminationCondition
@@ -27,7 +27,7 @@ from moot.roles import Position, Rebuttal, RoleAgent
 from moot.roles._position import with_options
 from moot.roles._prompts import render
 from moot.teams._base import Message, MootFault, MootTeam
-from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics
+from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
 from moot.teams._records import add_usage, fingerprint, total_usage
 
 __all__ = ["Debate"]
@@ -206,3 +206,10 @@ class Debate(MootTeam):
     # ------------------------------------------------------------------ state
     def _message_factory(self) -> MessageFactory:
         return message_factory(StructuredMessage[Position], StructuredMessage[Verdict])
+
+    _derived_state = frozenset({"rounds"})  # every position is a turn: a checkpoint need not grow per round
+
+    async def load_state(self, state: Mapping[str, Any]) -> None:
+        await super().load_state(state)
+        if not self.state.rounds:  # checkpoints before version 2 carried the rounds themselves
+            self.state.rounds = rounds_from(self.transcript)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from autogen_agentchat.base import TaskResult
@@ -11,9 +11,9 @@ from pydantic import BaseModel
 from moot._repr import debate_blocks, to_html, to_markdown
 from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
 from moot.roles import Position
-from moot.teams._records import Usage
+from moot.teams._records import Usage, add_usage
 
-__all__ = ["DebateMetrics", "DebateResult", "DebateRound", "DebateState", "debate_metrics"]
+__all__ = ["DebateMetrics", "DebateResult", "DebateRound", "DebateState", "debate_metrics", "rounds_from"]
 
 
 class DebateRound(BaseModel):
@@ -26,6 +26,22 @@ class DebateRound(BaseModel):
     @property
     def agreement(self) -> float:
         return agreement([p.answer for p in self.positions.values()])
+
+
+def rounds_from(transcript: Sequence[Any]) -> list[DebateRound]:
+    """The rounds as a debate's transcript records them: each position message names its round."""
+    rounds: dict[int, DebateRound] = {}
+    for message in transcript:
+        metadata = getattr(message, "metadata", {})
+        if metadata.get("moot_kind") != "position":
+            continue
+        number = int(metadata["round"])
+        record = rounds.setdefault(number, DebateRound(round=number))
+        content = message.content
+        position = content if isinstance(content, Position) else Position.model_validate(content)
+        record.positions[message.source] = position
+        add_usage(record.usage, message.source, message.models_usage)
+    return [rounds[n] for n in sorted(rounds)]
 
 
 class DebateMetrics(BaseModel):
@@ -100,7 +116,8 @@ class DebateState(BaseModel):
     """Everything needed to continue a debate exactly where it stopped. Versioned."""
 
     type: Literal["DebateState"] = "DebateState"
-    version: int = 1
+    version: int = 2
+    """2: ``rounds`` is left out of checkpoints and rebuilt from the transcript."""
     task: str | None = None
     rounds: list[DebateRound] = []
     verdict: Verdict | None = None
