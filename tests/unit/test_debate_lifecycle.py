@@ -301,3 +301,37 @@ async def test_a_version_1_checkpoint_with_its_rounds_still_loads():
     old = {**state, "version": 1, "rounds": [r.model_dump(mode="json") for r in result.rounds], "messages": []}
     await restored.load_state(old)  # no messages to rebuild from: the stored rounds are used as they are
     assert outline(restored._result([], "", False)) == outline(result)
+
+
+@pytest.mark.parametrize("llm_arbiter", [True, False])
+async def test_config_round_trip_saves_experts_arbiter_stop_and_options_and_the_loaded_debate_runs(llm_arbiter):
+    script = {"architect": [make_position("keep")], "ops": [make_position("keep")]}
+    model = ScriptedModel({**script, **({"arbiter": [make_verdict("keep")]} if llm_arbiter else {})})
+    with model:
+        experts = [RoleAgent(role(n), model.spec) for n in ("architect", "ops")]
+        arbiter = RoleAgent(role("arbiter"), model.spec) if llm_arbiter else MajorityVote()
+        team = Debate(experts, arbiter, stop=Consensus() | MaxRounds(2), options=("keep", "split"), seed=7)
+        dumped = json.loads(team.dump_component().model_dump_json())
+        loaded = Debate.load_component(dumped)
+        result = await loaded.run(task=TASK)
+    config = dumped["config"]
+    assert dumped["provider"] == "moot.teams.Debate"
+    assert [e["config"]["name"] for e in config["experts"]] == ["architect", "ops"]
+    assert (config["options"], config["seed"]) == (["keep", "split"], 7)
+    assert (config["arbiter"] == "majority_vote") is not llm_arbiter
+    assert json.loads(loaded.dump_component().model_dump_json()) == dumped
+    assert result.answer == "keep" and result.verdict_by == ("arbiter" if llm_arbiter else "majority_vote")
+
+
+def test_a_debate_with_a_custom_arbiter_says_it_cannot_be_saved_as_a_component():
+    class Coin:
+        name = "coin"
+
+        async def rule(self, task, positions):
+            raise AssertionError("never asked")
+
+    model = ScriptedModel({"architect": [], "ops": []})
+    with model:
+        team = Debate([RoleAgent(role(n), model.spec) for n in ("architect", "ops")], Coin())
+    with pytest.raises(ConfigError, match="arbiter Coin cannot be saved as a component; valid: a RoleAgent"):
+        team.dump_component()

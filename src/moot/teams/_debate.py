@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, Self
 
-from autogen_agentchat.base import TerminationCondition
+from autogen_agentchat.base import ChatAgent, TerminationCondition
 from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
-from autogen_core import CancellationToken
+from autogen_core import CancellationToken, Component, ComponentBase, ComponentModel
 from pydantic import BaseModel
 
 from moot.arbiters import Arbiter, MajorityVote, Verdict, normalise_answer
@@ -37,7 +37,18 @@ def default_debate_stop() -> TerminationCondition:
     return Consensus() | MaxRounds(3) | TokenBudget(60_000)
 
 
-class Debate(MootTeam):
+class DebateConfig(BaseModel):
+    name: str
+    description: str
+    experts: list[ComponentModel]
+    arbiter: ComponentModel | Literal["majority_vote"]
+    """An LLM arbiter's agent, or ``majority_vote`` for MajorityVote (it has no configuration)."""
+    stop: ComponentModel | None = None
+    options: list[str] = []
+    seed: int = 0
+
+
+class Debate(MootTeam, Component[DebateConfig]):
     """Experts debate, an arbiter rules (see module docstring).
 
     ``arbiter`` is an LLM agent (a RoleAgent with the ``arbiter`` role, on any
@@ -45,7 +56,12 @@ class Debate(MootTeam):
     ``options`` restricts answers and the decision to a fixed set. ``seed``
     fixes the arbiter's shuffled view. If the LLM arbiter's output stays
     malformed, a majority vote rules instead and the result says so.
+    ``dump_component()`` saves the whole team (experts, arbiter, stop); a
+    custom Arbiter that is not an agent cannot be saved that way.
     """
+
+    component_config_schema = DebateConfig
+    component_provider_override = "moot.teams.Debate"
 
     def __init__(
         self,
@@ -213,3 +229,37 @@ class Debate(MootTeam):
         await super().load_state(state)
         if not self.state.rounds:  # checkpoints before version 2 carried the rounds themselves
             self.state.rounds = rounds_from(self.transcript)
+
+    # ----------------------------------------------------------------- config
+    def _to_config(self) -> DebateConfig:
+        if isinstance(self.arbiter, MajorityVote):
+            arbiter: ComponentModel | Literal["majority_vote"] = "majority_vote"
+        elif isinstance(self.arbiter, ComponentBase):
+            arbiter = self.arbiter.dump_component()
+        else:
+            raise ConfigError(
+                f"arbiter {type(self.arbiter).__name__} cannot be saved as a component; "
+                "valid: a RoleAgent (LLM arbiter) or MajorityVote()"
+            )
+        return DebateConfig(
+            name=self.name,
+            description=self.description,
+            experts=[e.dump_component() for e in self.experts],
+            arbiter=arbiter,
+            stop=self._stop.dump_component() if self._stop is not None else None,
+            options=list(self.options),
+            seed=self.seed,
+        )
+
+    @classmethod
+    def _from_config(cls, config: DebateConfig) -> Self:
+        arbiter = MajorityVote() if config.arbiter == "majority_vote" else ChatAgent.load_component(config.arbiter)
+        return cls(
+            [ChatAgent.load_component(e) for e in config.experts],  # type: ignore[misc]
+            arbiter,  # type: ignore[arg-type]
+            stop=TerminationCondition.load_component(config.stop) if config.stop else None,
+            options=config.options,
+            seed=config.seed,
+            name=config.name,
+            description=config.description,
+        )
