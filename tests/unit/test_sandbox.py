@@ -237,6 +237,24 @@ def test_writes_land_only_in_the_work_dir_which_is_removed_afterwards(tmp_path: 
     assert Path(__file__).exists()
 
 
+def test_files_outside_the_work_dir_and_the_python_installation_cannot_be_read(tmp_path: Path):
+    secret = tmp_path / "credentials"  # e.g. ~/.aws/credentials, or the project's .env
+    secret.write_text("hunter2-secret-value")
+    code = "import json, decimal, zoneinfo, email.parser\nopen('mine.txt', 'w').write('ok')\n"
+    result = run(
+        code,
+        f"open({str(secret)!r}).read()",
+        "assert open('mine.txt').read() == 'ok'",  # the work directory
+        "assert zoneinfo.ZoneInfo('Europe/Paris').key == 'Europe/Paris'",  # system data
+        "assert json.__file__.endswith('json/__init__.py') and open(json.__file__).read()",  # the stdlib
+    )
+    assert outcomes(result) == ["error", "passed", "passed", "passed"]
+    assert result.tests[0].message == (
+        "sandbox: reading files outside the work directory and the Python installation is not allowed (open)"
+    )
+    assert "hunter2" not in result.model_dump_json()
+
+
 def test_forged_output_does_not_fool_the_runner():
     forgery = (
         "import json, os\n"
@@ -384,15 +402,18 @@ print(json.dumps({
     "fork": attempt(fork),
     "write_outside": attempt(lambda: open(sys.argv[2], "w")),
     "write_inside": attempt(lambda: open("inside.txt", "w")),
+    "read_outside": attempt(lambda: open(sys.argv[3]).read()),
+    "read_stdlib": attempt(lambda: open(os.__file__).read()),
 }))
 """
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kernel layers are Linux-only")
 def test_kernel_layers_hold_even_without_the_audit_hook(tmp_path: Path):
-    workdir, outside = tmp_path / "work", tmp_path / "outside.txt"
+    workdir, outside, secret = tmp_path / "work", tmp_path / "outside.txt", tmp_path / "secret.txt"
     workdir.mkdir()
-    argv = [sys.executable, "-I", "-c", _KERNEL_PROBE, confine_module.__file__, str(outside)]
+    secret.write_text("hunter2")
+    argv = [sys.executable, "-I", "-c", _KERNEL_PROBE, confine_module.__file__, str(outside), str(secret)]
     probe = json.loads(subprocess.run(argv, cwd=workdir, capture_output=True, text=True, check=True).stdout)
     if not {"seccomp", "landlock"} & set(probe["layers"]):
         pytest.skip(f"no seccomp or landlock on this kernel (layers: {probe['layers']})")
@@ -402,3 +423,4 @@ def test_kernel_layers_hold_even_without_the_audit_hook(tmp_path: Path):
     if "landlock" in probe["layers"]:
         assert probe["write_outside"] == "EACCES"
         assert not outside.exists()
+        assert (probe["read_outside"], probe["read_stdlib"]) == ("EACCES", "allowed")

@@ -17,14 +17,18 @@ defeating it (as PEP 578 itself warns):
   disabled; the new network namespace has no usable interface, and in the new
   user namespace even root has no capabilities over anything outside it;
 - Landlock (kernel, Linux >= 5.13): writes only beneath the work directory
-  (and to /dev/null), no execve, no TCP bind/connect (ABI >= 4), no signals or
-  abstract sockets outside the sandbox (ABI >= 6), no ptrace of outsiders;
+  (and to /dev/null); reads only beneath the work directory, the Python
+  installation and the system's library and configuration directories (so
+  not a home directory, the project tree or another run's files); no execve,
+  no TCP bind/connect (ABI >= 4), no signals or abstract sockets outside the
+  sandbox (ABI >= 6), no ptrace of outsiders;
 - seccomp (kernel, Linux x86_64/aarch64): no exec, fork, non-Unix sockets,
   connect, ptrace, io_uring, namespace or BPF games; threads stay allowed;
 - a PEP 578 audit hook (interpreter): refuses process spawning, sockets other
   than Unix socket pairs (asyncio needs those), ctypes, raising rlimits,
-  signalling other processes, writes outside the work directory and reads of
-  other processes' /proc entries (their environment holds API keys).
+  signalling other processes, writes outside the work directory, reads
+  outside the readable directories above, and reads of other processes'
+  /proc entries (their environment holds API keys).
 
 Every kernel layer is best effort: a failure is skipped and the names of the
 layers that did apply are reported, so a result says how it was contained.
@@ -78,6 +82,15 @@ _PATH_EVENTS = {
     "os.removexattr": (0,),
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/etc", "/dev/null", "/dev/zero", "/dev/urandom", "/proc/self")
+"""Read-only beyond the work directory: libraries, locale and time zone data, entropy, this process's own /proc."""
+
+
+def readable_roots(workdir: str) -> list[str]:
+    """Where the code may read: the work directory, the Python installation (stdlib, site-packages), the system."""
+    prefixes = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
+    roots = [workdir, *sorted(os.path.realpath(p) for p in prefixes), *_SYSTEM_READABLE]
+    return [r for r in dict.fromkeys(roots) if os.path.exists(r)]
 
 
 def confine(limits: dict[str, Any], workdir: str) -> list[str]:
@@ -141,6 +154,7 @@ def _linux_layers(workdir: str) -> list[str]:
 # Landlock (include/uapi/linux/landlock.h). Syscall numbers are the same on x86_64 and aarch64.
 _LANDLOCK_CREATE, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT = 444, 445, 446
 _FS_EXECUTE, _FS_WRITE_FILE, _FS_TRUNCATE, _FS_REFER = 1 << 0, 1 << 1, 1 << 14, 1 << 13
+_FS_READ = (1 << 2) | (1 << 3)  # read file, read dir
 _FS_WRITE_TREE = sum(1 << bit for bit in range(4, 13))  # remove dir/file, make char/dir/reg/sock/fifo/block/sym
 _NET_TCP = (1 << 0) | (1 << 1)  # bind, connect
 _SCOPE_ALL = (1 << 0) | (1 << 1)  # abstract unix sockets, signals
@@ -151,7 +165,7 @@ def _landlock(libc: ctypes.CDLL, workdir: str) -> bool:
     if abi < 1:
         return False
     file_rights = _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
-    handled_fs = _FS_EXECUTE | file_rights | _FS_WRITE_TREE | (_FS_REFER if abi >= 2 else 0)
+    handled_fs = _FS_EXECUTE | _FS_READ | file_rights | _FS_WRITE_TREE | (_FS_REFER if abi >= 2 else 0)
     attr = (ctypes.c_uint64 * 3)(handled_fs, _NET_TCP if abi >= 4 else 0, _SCOPE_ALL if abi >= 6 else 0)
     size = 8 * (3 if abi >= 6 else 2 if abi >= 4 else 1)
     ruleset = int(libc.syscall(_LANDLOCK_CREATE, ctypes.byref(attr), size, 0))
@@ -159,6 +173,7 @@ def _landlock(libc: ctypes.CDLL, workdir: str) -> bool:
         return False
     try:
         allowed = [(workdir, handled_fs & ~_FS_EXECUTE), (os.devnull, file_rights)]
+        allowed += [(root, _FS_READ if os.path.isdir(root) else 1 << 2) for root in readable_roots(workdir)[1:]]
         ok = all(_landlock_allow(libc, ruleset, path, rights) for path, rights in allowed)
         return ok and int(libc.syscall(_LANDLOCK_RESTRICT, ruleset, 0)) == 0
     finally:
@@ -287,16 +302,17 @@ def _disarm_posixsubprocess() -> None:
 
 def make_audit_hook(workdir: str, pid: int) -> Callable[[str, tuple[Any, ...]], None]:
     """The PEP 578 hook: raise PermissionError, with a message saying what is not allowed, on a forbidden event."""
+    readable = readable_roots(workdir)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        reason = _refusal(event, args, workdir, pid)
+        reason = _refusal(event, args, workdir, pid, readable)
         if reason:
             raise PermissionError(f"sandbox: {reason} is not allowed ({event})")
 
     return hook
 
 
-def _refusal(event: str, args: tuple[Any, ...], workdir: str, pid: int) -> str | None:
+def _refusal(event: str, args: tuple[Any, ...], workdir: str, pid: int, readable: list[str]) -> str | None:
     if event in _SPAWN_EVENTS:
         return "starting processes"
     if event in _OTHER_EVENTS:
@@ -309,14 +325,14 @@ def _refusal(event: str, args: tuple[Any, ...], workdir: str, pid: int) -> str |
     if event == "import" and args and args[0] == "_posixsubprocess":
         return "starting processes"
     if event == "open" and args:
-        return _open_refusal(args, workdir, pid)
+        return _open_refusal(args, workdir, pid, readable)
     if event in _PATH_EVENTS:
         paths = [args[i] for i in _PATH_EVENTS[event] if i < len(args)]
         return None if all(_inside(p, workdir) for p in paths) else "changing files outside the work directory"
     return None
 
 
-def _open_refusal(args: tuple[Any, ...], workdir: str, pid: int) -> str | None:
+def _open_refusal(args: tuple[Any, ...], workdir: str, pid: int, readable: list[str]) -> str | None:
     path, flags = args[0], args[2] if len(args) > 2 else 0
     if isinstance(path, int):
         return None
@@ -326,6 +342,8 @@ def _open_refusal(args: tuple[Any, ...], workdir: str, pid: int) -> str | None:
         return "reading other processes' /proc entries"
     if isinstance(flags, int) and flags & _WRITE_FLAGS and not _inside(real, workdir) and real != os.devnull:
         return "writing files outside the work directory"
+    if not any(_inside(real, root) for root in readable) and not _inside(real, f"/proc/{pid}"):
+        return "reading files outside the work directory and the Python installation"
     return None
 
 
