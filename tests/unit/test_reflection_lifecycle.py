@@ -77,7 +77,8 @@ async def test_save_and_load_into_a_fresh_team_continues_like_an_uninterrupted_r
         await second.load_state(state)
         result = await second.run()
 
-    assert (state["type"], state["version"]) == ("ReflectionState", 1)
+    assert (state["type"], state["version"]) == ("ReflectionState", 2)
+    assert "rounds" not in state  # rebuilt from the saved messages on load
     assert outline(result) == outline(expected)
     assert result.stop_reason == expected.stop_reason == "max rounds: 3 of 3 rounds done"
     assert prompts(resumed) == prompts(straight)
@@ -181,3 +182,37 @@ def test_agent_config_holds_the_key_variable_name_never_the_key(monkeypatch):
     dumped = agent.dump_component().model_dump_json()
     assert "MOOT_TEST_KEY" in dumped
     assert "sk-secret-value" not in dumped
+
+
+async def test_checkpoints_do_not_grow_with_the_rounds_and_rebuild_them_on_load(critique, reflection):
+    from moot.teams._hooks import TeamHooks
+
+    class States(TeamHooks):
+        def __init__(self) -> None:
+            self.states: list[dict] = []
+
+        async def on_batch(self, run_id, seq, messages, state) -> None:
+            self.states.append(state)
+
+    with scripted_rounds(critique) as model:
+        team = reflection(model, MaxRounds(3))
+        hooks = States()
+        team.hooks.append(hooks)
+        result = await team.run(task=TASK)
+        restored = reflection(model, MaxRounds(3))
+    sizes = {len(json.dumps(s)) for s in hooks.states[1:]}  # after the task: drafts and critiques of 3 rounds
+    assert len(hooks.states) == 7 and len(sizes) <= 2  # only next_critic changes between 0 and -1
+    await restored.load_state({**hooks.states[-1], "messages": [m.dump() for m in result.messages]})
+    rebuilt = restored._result([], "", False)
+    assert rebuilt.rounds == result.rounds and rebuilt.best == result.best and rebuilt.usage == result.usage
+
+
+async def test_a_version_1_checkpoint_with_its_rounds_still_loads(critique, reflection):
+    with scripted_rounds(critique) as model:
+        team = reflection(model, MaxRounds(3))
+        result = await team.run(task=TASK)
+        state = json.loads(json.dumps(await team.save_state()))
+        restored = reflection(model, MaxRounds(3))
+    old = {**state, "version": 1, "rounds": [r.model_dump(mode="json") for r in result.rounds], "messages": []}
+    await restored.load_state(old)  # no messages to rebuild from: the stored rounds are used as they are
+    assert restored._result([], "", False).rounds == result.rounds

@@ -77,7 +77,8 @@ class ReflectionState(BaseModel):
     """Everything needed to continue a reflection exactly where it stopped. Versioned."""
 
     type: Literal["ReflectionState"] = "ReflectionState"
-    version: int = 1
+    version: int = 2
+    """2: ``rounds`` is left out of checkpoints and rebuilt from the transcript."""
     task: str | None = None
     next_critic: int = -1
     """-1: the generator writes next; i >= 0: critic i reviews the current draft next."""
@@ -208,6 +209,13 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
     def _message_factory(self) -> MessageFactory:
         return message_factory()
 
+    _derived_state = frozenset({"rounds"})  # drafts and critiques are turns: a checkpoint need not grow per round
+
+    async def load_state(self, state: Mapping[str, Any]) -> None:
+        await super().load_state(state)
+        if not self.state.rounds:  # checkpoints before version 2 carried the rounds themselves
+            self.state.rounds = _rounds_from(self.transcript)
+
     # ----------------------------------------------------------------- config
     def _to_config(self) -> ReflectionConfig:
         return ReflectionConfig(
@@ -227,6 +235,21 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
             name=config.name,
             description=config.description,
         )
+
+
+def _rounds_from(transcript: Sequence[Any]) -> list[ReflectionRound]:
+    """The rounds as the transcript records them: a draft opens a round, the critiques after it review it."""
+    rounds: list[ReflectionRound] = []
+    for message in transcript:
+        metadata = getattr(message, "metadata", {})
+        if metadata.get("moot_kind") == DRAFT:
+            rounds.append(ReflectionRound(round=int(metadata["round"]), draft=message.to_model_text()))
+        elif rounds and isinstance(message, StructuredMessage) and isinstance(message.content, Critique):
+            rounds[-1].critiques.append(message.content)
+        else:
+            continue
+        add_usage(rounds[-1].usage, message.source, message.models_usage)
+    return rounds
 
 
 def _as_critique(agent: str, message: BaseChatMessage) -> Critique:
