@@ -235,3 +235,13 @@ def test_a_job_carries_the_name_of_the_key_variable_never_the_key(tmp_path, monk
     finally:
         runner.close()
     assert b"MOOT_TEST_SECRET" in shipped and b"sk-do-not-ship-me" not in shipped
+
+
+def test_a_report_of_a_ray_sweep_starts_no_cluster(local_ray, tmp_path, model, monkeypatch):
+    sums, out = write_sums(tmp_path / "sums.jsonl", 2), tmp_path / "out"
+    m = model("ray-report")
+    sweep(options(sums, out, m, arms=["single"], executor="ray"))
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)  # no Ray at all: a report must not need it
+    report, executor = sweep(options(sums, out, m, arms=["single"], executor="ray", report_only=True))
+    assert type(executor).__name__ == "LocalExecutor"
+    assert report.computed == 0 and report.reused == 2 and len(report.rows) == 2

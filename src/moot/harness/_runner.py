@@ -269,15 +269,15 @@ def make_executor(
     slots = options.concurrency * len({endpoint_of(s) for s in specs})
     cache_dir = (options.cache or options.out / "cache") if options.use_cache else None
     trace_dir = options.out / "traces"
-    if options.executor == "ray":
+    if options.executor != "ray" and options.ray_address is not None:
+        raise ConfigError("--ray-address applies only with --executor ray")
+    if options.executor == "ray" and not options.report_only:  # a report runs nothing: no cluster to start
         from moot.harness._ray_executor import RayExecutor
 
         return RayExecutor(
             address=options.ray_address, slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir,
             base=base, specs=specs, sandbox=sandbox, trace_dir=trace_dir, cpus_per_job=options.ray_cpus_per_job,
         )  # fmt: skip
-    if options.ray_address is not None:
-        raise ConfigError("--ray-address applies only with --executor ray")
     return LocalExecutor(
         slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir, base=base, sandbox=sandbox,
         trace_dir=trace_dir,
