@@ -22,6 +22,7 @@ import re
 import socket
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,19 @@ __all__ = ["RayExecutor"]
 
 ATTEMPTS = 2
 """A job runs at most twice: once, and once more if its worker died."""
+
+
+@dataclass
+class _Attempt:
+    """One submission of a job: its number, the holder name its permits are held under, its Ray ref."""
+
+    job: Job
+    number: int
+    holder: str
+    ref: Any
+
+
+Pending = dict[asyncio.Future[Any], _Attempt]
 
 
 def _ray() -> Any:
@@ -123,44 +137,36 @@ class RayExecutor:
 
     async def run(self, jobs: Sequence[Job], done: OnDone) -> None:
         queue = deque(jobs)
-        pending: dict[asyncio.Future[Any], tuple[Job, int, str, Any]] = {}
+        pending: Pending = {}
         try:
             while queue or pending:
                 while queue and len(pending) < self.slots:
                     self._submit(pending, queue.popleft(), 1)
                 finished, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for future in finished:
-                    job, attempt, holder, _ref = pending.pop(future)
-                    outcome = await self._outcome(future, job, attempt, holder, pending)
+                    outcome = await self._outcome(future, pending.pop(future), pending)
                     if outcome is not None:
                         done(outcome)
         finally:
             await self._cancel(pending)
 
-    def _submit(self, pending: dict[asyncio.Future[Any], tuple[Job, int, str, Any]], job: Job, attempt: int) -> None:
+    def _submit(self, pending: Pending, job: Job, number: int) -> None:
         self._serial += 1
-        holder = f"{self._serial}:{job.name}#{attempt}"
+        holder = f"{self._serial}:{job.name}#{number}"
         ref = self.task.remote(job, holder, self.setup)
-        pending[asyncio.wrap_future(ref.future())] = (job, attempt, holder, ref)
+        pending[asyncio.wrap_future(ref.future())] = _Attempt(job, number, holder, ref)
 
-    async def _outcome(
-        self,
-        future: asyncio.Future[Any],
-        job: Job,
-        attempt: int,
-        holder: str,
-        pending: dict[asyncio.Future[Any], tuple[Job, int, str, Any]],
-    ) -> Outcome | None:
+    async def _outcome(self, future: asyncio.Future[Any], attempt: _Attempt, pending: Pending) -> Outcome | None:
         """The job's outcome; None when it was resubmitted after its worker died."""
         try:
             outcome, traces = future.result()
         except self.ray.exceptions.RayError as exc:
-            await self.limiter.abandon.remote(holder)
-            if attempt < ATTEMPTS:
+            await self.limiter.abandon.remote(attempt.holder)
+            if attempt.number < ATTEMPTS:
                 self.retried += 1
-                self._submit(pending, job, attempt + 1)
+                self._submit(pending, attempt.job, attempt.number + 1)
                 return None
-            return _lost(job, exc)
+            return _lost(attempt.job, exc)
         self._keep_traces(traces)
         return outcome
 
@@ -172,12 +178,12 @@ class RayExecutor:
             with (self.trace_dir / name).open("a", encoding="utf-8") as out:
                 out.write(text)
 
-    async def _cancel(self, pending: dict[asyncio.Future[Any], tuple[Job, int, str, Any]]) -> None:
+    async def _cancel(self, pending: Pending) -> None:
         """An interrupt (or a fatal row) stops the sweep: cancel what is in flight and free its permits."""
-        for future, (_job, _attempt, holder, ref) in pending.items():
-            self.ray.cancel(ref, force=True)
+        for future, attempt in pending.items():
+            self.ray.cancel(attempt.ref, force=True)
             future.cancel()
-            await self.limiter.abandon.remote(holder)
+            await self.limiter.abandon.remote(attempt.holder)
         pending.clear()
 
     def close(self) -> None:
