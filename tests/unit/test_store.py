@@ -13,7 +13,7 @@ from moot.errors import ConfigError
 from moot.store import RunStore
 from moot.store._migrations import MIGRATIONS
 from moot.testing import ScriptedModel
-from tests.conftest import make_critique, make_reflection
+from tests.conftest import make_critique, make_debate, make_position, make_rebuttal, make_reflection, make_verdict
 
 TASK = "Write add(a, b)."
 
@@ -68,6 +68,38 @@ async def test_a_crashed_run_resumes_in_code_without_repeating_or_skipping_a_tur
     assert len(rest.calls("critic")) == 1 and "draft two" in rest.calls("critic")[0].prompt_text
     record = RunStore.default().get(run_id)
     assert (record.status, record.turns) == ("finished", 7)
+
+
+async def test_a_crashed_debate_resumes_from_the_store_with_its_rounds_rebuilt_from_the_turns():
+    def script(ops_round_2: object) -> dict[str, list[object]]:
+        return {
+            "architect": [make_position("split"), make_rebuttal("split", "still split")],
+            "ops": [make_position("keep"), ops_round_2],
+            "business": [make_position("defer"), make_rebuttal("keep", "ops convinced me")],
+            "arbiter": [make_verdict("split")],
+        }
+
+    straight = ScriptedModel(script(make_rebuttal("split", "architect is right")))
+    with straight:
+        expected = await make_debate(straight, MaxRounds(2)).run(task=TASK)
+    crashing = ScriptedModel(script(RuntimeError("the process died mid-round")))
+    with pytest.raises(RuntimeError), crashing:  # dies at ops' second turn: round 1 and architect's round 2 stored
+        team = make_debate(crashing, MaxRounds(2))
+        await team.run(task=TASK)
+    _, state = RunStore.default().checkpoint(team.run_id)
+    assert state["type"] == "DebateState" and "rounds" not in state  # the checkpoint holds no positions
+
+    rest = ScriptedModel({
+        "architect": [], "ops": [make_rebuttal("split", "architect is right")],
+        "business": [make_rebuttal("keep", "ops convinced me")], "arbiter": [make_verdict("split")],
+    })  # fmt: skip
+    with rest:
+        result = await make_debate(rest, MaxRounds(2)).resume(team.run_id)
+    outline = [[(n, p.answer) for n, p in r.positions.items()] for r in result.rounds]
+    assert outline == [[(n, p.answer) for n, p in r.positions.items()] for r in expected.rounds]
+    assert result.usage_per_round[0] == expected.usage_per_round[0]  # round 1's tokens, rebuilt from stored turns
+    assert result.metrics == expected.metrics and result.answer == "split"
+    assert "keep" in rest.calls("ops")[0].prompt_text  # ops saw its own stored round-1 position
 
 
 async def test_a_run_can_opt_out_of_recording():
