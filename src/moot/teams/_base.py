@@ -51,7 +51,7 @@ class MootTeam(Team):
     """Base for moot teams; see the module docstring for the division of labour."""
 
     _derived_state: ClassVar[frozenset[str]] = frozenset()
-    """State fields a subclass rebuilds from its transcript in ``load_state``: left out of checkpoints."""
+    """State fields rebuilt from the transcript (by ``_derive``) on ``load_state``: left out of checkpoints."""
 
     def __init__(self, name: str, description: str, stop: TerminationCondition | None) -> None:
         self._name = name
@@ -394,7 +394,14 @@ class MootTeam(Team):
         self.transcript = [factory.create(m) for m in loaded.messages]
         loaded.messages = []
         self.state = loaded
+        for name in self._derived_state:
+            if not getattr(self.state, name):  # checkpoints of an older state version carried it themselves
+                setattr(self.state, name, self._derive(name))
         await self._replay_into_stop()
+
+    def _derive(self, name: str) -> Any:
+        """Rebuild the state field ``name`` (one of ``_derived_state``) from ``self.transcript``."""
+        raise NotImplementedError(f"{type(self).__name__} declares {name!r} derived but cannot rebuild it")
 
     @abstractmethod
     def _message_factory(self) -> MessageFactory:

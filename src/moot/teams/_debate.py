@@ -11,7 +11,7 @@ the latest positions, shown in a seeded shuffled order against position bias.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
@@ -225,10 +225,8 @@ class Debate(MootTeam, Component[DebateConfig]):
 
     _derived_state = frozenset({"rounds"})  # every position is a turn: a checkpoint need not grow per round
 
-    async def load_state(self, state: Mapping[str, Any]) -> None:
-        await super().load_state(state)
-        if not self.state.rounds:  # checkpoints before version 2 carried the rounds themselves
-            self.state.rounds = rounds_from(self.transcript)
+    def _derive(self, name: str) -> Any:
+        return rounds_from(self.transcript)
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> DebateConfig:

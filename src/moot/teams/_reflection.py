@@ -211,10 +211,8 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
 
     _derived_state = frozenset({"rounds"})  # drafts and critiques are turns: a checkpoint need not grow per round
 
-    async def load_state(self, state: Mapping[str, Any]) -> None:
-        await super().load_state(state)
-        if not self.state.rounds:  # checkpoints before version 2 carried the rounds themselves
-            self.state.rounds = _rounds_from(self.transcript)
+    def _derive(self, name: str) -> Any:
+        return _rounds_from(self.transcript)
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> ReflectionConfig:
