@@ -25,7 +25,7 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -75,6 +75,9 @@ class Meter:
             self.calls += 1
             self.prompt_tokens += usage.prompt_tokens
             self.completion_tokens += usage.completion_tokens
+
+    def __add__(self, other: Meter) -> Meter:
+        return Meter(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
     @property
     def tokens(self) -> int:

@@ -87,10 +87,7 @@ async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, 
         row = row.model_copy(update={"status": "error", "error": detail[:2000]})
     seconds = seconds or time.perf_counter() - start
     row = row.model_copy(update=_usage(meter, scoring, seconds, ctx.trace_ids))
-    total = Meter()
-    accumulate(total, meter)
-    accumulate(total, scoring)
-    return Outcome(row, total, fatal)
+    return Outcome(row, meter + scoring, fatal)
 
 
 def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> dict[str, Any]:
@@ -106,19 +103,6 @@ def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> d
         "wall_seconds": round(seconds, 3),
         "trace_ids": traces,
     }
-
-
-def accumulate(total: Meter, part: Meter) -> None:
-    """Add ``part``'s calls and tokens to ``total``."""
-    for name in (
-        "calls",
-        "prompt_tokens",
-        "completion_tokens",
-        "billed_calls",
-        "billed_prompt_tokens",
-        "billed_completion_tokens",
-    ):
-        setattr(total, name, getattr(total, name) + getattr(part, name))
 
 
 async def _oracle(item: Item, candidates: list[str], final: float, ctx: ScoreContext) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from moot.harness._calls import BaseClientFactory, Meter, endpoint_of
 from moot.harness._context import MODEL_ROLES
 from moot.harness._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness._items import Item, Suite
-from moot.harness._jobs import Job, Outcome, accumulate
+from moot.harness._jobs import Job, Outcome
 from moot.harness._results import ResultRow, ResultStore, arm_key
 from moot.harness._sampling import SelfConsistency
 from moot.harness._stats import matched_k
@@ -251,7 +251,7 @@ class ComparisonRun:
             self.store.put(row)
         self.result.computed += row.status == "done"
         self.result.failed += row.status == "error"
-        accumulate(self.result.meter, outcome.meter)
+        self.result.meter += outcome.meter
         self.progress.advance(row)
 
     def _replays(self, row: ResultRow) -> bool:
