@@ -340,9 +340,9 @@ def _open_refusal(args: tuple[Any, ...], workdir: str, pid: int, readable: list[
     parts = real.split(os.sep)
     if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and int(parts[2]) != pid:
         return "reading other processes' /proc entries"
-    if isinstance(flags, int) and flags & _WRITE_FLAGS and not _inside(real, workdir) and real != os.devnull:
+    if isinstance(flags, int) and flags & _WRITE_FLAGS and not _beneath(real, workdir) and real != os.devnull:
         return "writing files outside the work directory"
-    if not any(_inside(real, root) for root in readable) and not _inside(real, f"/proc/{pid}"):
+    if not any(_beneath(real, root) for root in readable) and not _beneath(real, f"/proc/{pid}"):
         return "reading files outside the work directory and the Python installation"
     return None
 
@@ -350,5 +350,9 @@ def _open_refusal(args: tuple[Any, ...], workdir: str, pid: int, readable: list[
 def _inside(path: object, workdir: str) -> bool:
     if isinstance(path, int):
         return True  # an already-open descriptor
-    real = os.path.realpath(os.fsdecode(path))  # type: ignore[arg-type]
-    return real == workdir or real.startswith(workdir + os.sep)
+    return _beneath(os.path.realpath(os.fsdecode(path)), workdir)  # type: ignore[arg-type]
+
+
+def _beneath(real: str, root: str) -> bool:
+    """``real`` (a resolved path) is ``root`` or inside it; every open runs this, so no further syscalls."""
+    return real == root or real.startswith(root + os.sep)
