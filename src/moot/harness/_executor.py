@@ -18,10 +18,9 @@ from moot.harness._calls import BaseClientFactory, CallCache, ClientFactory, End
 from moot.harness._jobs import Job, Outcome, compute_row
 from moot.tools import SandboxRunner
 
-__all__ = ["EXECUTORS", "Executor", "ExecutorName", "LocalExecutor", "OnDone"]
+__all__ = ["Executor", "ExecutorName", "LocalExecutor", "OnDone"]
 
 ExecutorName = Literal["local", "ray"]
-EXECUTORS: tuple[str, ...] = ("local", "ray")
 
 OnDone = Callable[[Outcome], None]
 """Called once per job, in the driver, as soon as its outcome is known; raising stops the run."""

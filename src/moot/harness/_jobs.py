@@ -46,6 +46,13 @@ class Job:
     def name(self) -> str:
         return f"{self.item.id} × {self.label}"
 
+    def blank_row(self, **fields: Any) -> ResultRow:
+        """This job's row with its identity filled in (suite, item, arm, settings, models) and ``fields`` set."""
+        return ResultRow(
+            suite=self.suite, item=self.item.id, arm_key=self.key, arm=self.label, settings=dict(self.arm.settings),
+            models=self.labels, **fields,
+        )  # fmt: skip
+
 
 @dataclass
 class Outcome:
@@ -61,10 +68,7 @@ async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, 
     """Solve and score one item with one arm; a failure of this row becomes an error row, never an exception."""
     meter, scoring = Meter(), Meter()
     ctx = RowContext(job.models, clients, meter, seed=job.seed, sandbox=sandbox, trace_dir=trace_dir)
-    row = ResultRow(
-        suite=job.suite, item=job.item.id, arm_key=job.key, arm=job.label, settings=dict(job.arm.settings),
-        models=job.labels,
-    )  # fmt: skip
+    row = job.blank_row()
     fatal = None
     start, seconds = time.perf_counter(), 0.0
     try:

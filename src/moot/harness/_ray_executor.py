@@ -199,11 +199,5 @@ class RayExecutor:
 
 def _lost(job: Job, exc: BaseException) -> Outcome:
     """The row of a job whose worker died on every attempt: failed, with the reason, retried on the next run."""
-    from moot.harness._results import ResultRow
-
     reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
-    row = ResultRow(
-        suite=job.suite, item=job.item.id, arm_key=job.key, arm=job.label, settings=dict(job.arm.settings),
-        models=job.labels, status="error", error=f"the Ray worker died on all {ATTEMPTS} attempts ({reason})",
-    )  # fmt: skip
-    return Outcome(row)
+    return Outcome(job.blank_row(status="error", error=f"the Ray worker died on all {ATTEMPTS} attempts ({reason})"))
