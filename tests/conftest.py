@@ -11,6 +11,7 @@ from moot import Critique, Reflection, RoleAgent, role
 from moot.arbiters import Arbiter, ExpertAssessment, Verdict
 from moot.roles import Position
 from moot.teams import Debate
+from moot.teams._hooks import TeamHooks
 from moot.testing import ScriptedModel
 
 
@@ -98,3 +99,13 @@ def make_debate(
 def _isolated_run_store(tmp_path_factory, monkeypatch):
     """Every test records its runs into its own throwaway store, never the user's."""
     monkeypatch.setenv("MOOT_STORE", str(tmp_path_factory.mktemp("store") / "runs.sqlite3"))
+
+
+class CheckpointRecorder(TeamHooks):
+    """Team hooks that keep every checkpoint a run writes (one per turn batch), to inspect their size."""
+
+    def __init__(self) -> None:
+        self.states: list[dict] = []
+
+    async def on_batch(self, run_id, seq, messages, state) -> None:
+        self.states.append(state)

@@ -13,7 +13,7 @@ from moot.conditions import Consensus, MaxRounds
 from moot.roles import Position, RoleAgent, role
 from moot.teams import Debate, DebateResult
 from moot.testing import ScriptedModel, count_words
-from tests.conftest import EXPERTS, make_debate, make_position, make_rebuttal, make_verdict
+from tests.conftest import EXPERTS, CheckpointRecorder, make_debate, make_position, make_rebuttal, make_verdict
 
 TASK = "Should we split the billing module out of the monolith?"
 
@@ -269,18 +269,9 @@ async def test_malformed_expert_beyond_retries_stops_with_a_verdict_and_resumes_
 
 
 async def test_checkpoints_do_not_grow_with_the_rounds_and_rebuild_them_on_load():
-    from moot.teams._hooks import TeamHooks
-
-    class Sizes(TeamHooks):
-        def __init__(self) -> None:
-            self.states: list[dict] = []
-
-        async def on_batch(self, run_id, seq, messages, state) -> None:
-            self.states.append(state)
-
     with three_rounds() as model:
         team = make_debate(model, MaxRounds(3))
-        sizes = Sizes()
+        sizes = CheckpointRecorder()
         team.hooks.append(sizes)
         result = await team.run(task=TASK)
         restored = make_debate(model, MaxRounds(3))

@@ -10,6 +10,7 @@ from autogen_agentchat.messages import StructuredMessage
 from moot import ModelSpec, Reflection, ReflectionResult, RoleAgent, role
 from moot.conditions import MaxRounds, ScoreThreshold
 from moot.testing import ScriptedModel
+from tests.conftest import CheckpointRecorder
 
 TASK = "Write a function add(a, b) that returns the sum."
 DRAFTS = ["draft one", "draft two", "draft three"]
@@ -185,18 +186,9 @@ def test_agent_config_holds_the_key_variable_name_never_the_key(monkeypatch):
 
 
 async def test_checkpoints_do_not_grow_with_the_rounds_and_rebuild_them_on_load(critique, reflection):
-    from moot.teams._hooks import TeamHooks
-
-    class States(TeamHooks):
-        def __init__(self) -> None:
-            self.states: list[dict] = []
-
-        async def on_batch(self, run_id, seq, messages, state) -> None:
-            self.states.append(state)
-
     with scripted_rounds(critique) as model:
         team = reflection(model, MaxRounds(3))
-        hooks = States()
+        hooks = CheckpointRecorder()
         team.hooks.append(hooks)
         result = await team.run(task=TASK)
         restored = reflection(model, MaxRounds(3))

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, RequestUsage
 
+from moot.harness._results import TokenTotals
 from moot.models import ModelSpec
 from moot.models._delegating import DelegatingClient
 from moot.models._whole_reply import WholeReplyStream
@@ -56,7 +57,7 @@ def endpoint_of(spec: ModelSpec) -> str:
 
 
 @dataclass
-class Meter:
+class Meter(TokenTotals):
     """Calls and tokens of one row (or of its scoring): logical = all calls, billed = calls that reached a model."""
 
     calls: int = 0
@@ -78,14 +79,6 @@ class Meter:
 
     def __add__(self, other: Meter) -> Meter:
         return Meter(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    @property
-    def billed_tokens(self) -> int:
-        return self.billed_prompt_tokens + self.billed_completion_tokens
 
 
 class _Delegating(WholeReplyStream, DelegatingClient):

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from moot.errors import ConfigError
 
-__all__ = ["ResultRow", "ResultStore", "arm_key"]
+__all__ = ["ResultRow", "ResultStore", "TokenTotals", "arm_key"]
 
 SCHEMA_VERSION = 1
 _COLUMNS = (
@@ -54,7 +54,24 @@ def arm_key(name: str, settings: Mapping[str, Any], models: Mapping[str, str]) -
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-class ResultRow(BaseModel):
+class TokenTotals:
+    """Mixin: logical and billed token totals from the four prompt/completion counters a class defines."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    billed_prompt_tokens: int
+    billed_completion_tokens: int
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def billed_tokens(self) -> int:
+        return self.billed_prompt_tokens + self.billed_completion_tokens
+
+
+class ResultRow(TokenTotals, BaseModel):
     """One item x arm."""
 
     suite: str
@@ -88,14 +105,6 @@ class ResultRow(BaseModel):
     error: str | None = None
     trace_ids: list[str] = []
     finished_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    @property
-    def billed_tokens(self) -> int:
-        return self.billed_prompt_tokens + self.billed_completion_tokens
 
     def values(self) -> tuple[Any, ...]:
         data = self.model_dump()
