@@ -11,7 +11,7 @@ from autogen_core.tools import Tool, ToolSchema
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 from pydantic import BaseModel
 
-from moot.models._local import SerialLlama
+from moot.models._llama_engine import EmbeddedEngine
 from moot.models._spec import ModelSpec
 from moot.models._whole_reply import WholeReplyStream
 
@@ -23,27 +23,22 @@ GRAMMAR_MAX_LENGTH = 800
 
 
 def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """The JSON schema llama.cpp turns into a grammar: the tightest version of it that compiles.
+    """The JSON schema the engine turns into a grammar: the tightest version of it that compiles.
 
-    Bounds should stay: without them a small model can ramble inside one
-    string until the token cap and leave broken JSON. But llama.cpp unrolls
+    With llguidance (the default) the schema compiles as it is; the engine
+    leaves string lengths out of the grammar and pydantic checks them after
+    decoding. llama.cpp's own grammar (``MOOT_LOCAL_GRAMMAR=llama``) unrolls
     ``maxLength`` into one nested rule per character and refuses a grammar
     whose repetitions grow too large, and a refused grammar crashes the
     process later (segfault) instead of raising. So each candidate is
-    compiled here first: bounds clamped, then bounds inside arrays dropped,
-    then all string bounds dropped. Pydantic checks the real bounds afterwards.
+    compiled first: bounds clamped, then bounds inside arrays dropped, then
+    all string bounds dropped.
     """
-    if output in _GRAMMARS:
-        return _GRAMMARS[output]
     schema = output.model_json_schema()
     for candidate in (_clamped(schema), _without_bounds(schema, arrays_only=True), _without_bounds(schema)):
         if compiles(candidate):
-            _GRAMMARS[output] = candidate
             return candidate
     raise ValueError(f"no grammar can be built for {output.__name__}; simplify its schema")
-
-
-_GRAMMARS: dict[type[BaseModel], dict[str, Any]] = {}
 
 
 def _clamped(node: Any) -> Any:
@@ -77,16 +72,18 @@ class EmbeddedClient(WholeReplyStream, LlamaCppChatCompletionClient):
       them from the constructor), and max_tokens always has a cap;
     * model_info does not claim function calling the 0.5B model cannot do;
     * ``create_stream`` yields the whole reply instead of raising;
-    * the underlying model is shared and its calls serialised.
+    * the underlying engine is shared and its calls serialised; it reuses
+      prompt states across roles and decodes JSON under a fast grammar.
     """
 
-    def __init__(self, model: SerialLlama, spec: ModelSpec) -> None:
+    def __init__(self, model: EmbeddedEngine, spec: ModelSpec) -> None:
         # Deliberately not calling the parent constructor: it would load a
         # second copy of the weights. These are the attributes it sets.
         self.llm = model
         self._model_info = _MODEL_INFO
         self._total_usage = {"prompt_tokens": 0, "completion_tokens": 0}
         self._spec = spec
+        self._schemas: dict[type[BaseModel], dict[str, Any]] = {}
 
     def sampling_args(self) -> dict[str, Any]:
         args: dict[str, Any] = {"max_tokens": self._spec.effective_max_tokens}
@@ -107,7 +104,9 @@ class EmbeddedClient(WholeReplyStream, LlamaCppChatCompletionClient):
     ) -> CreateResult:
         args = {**self.sampling_args(), **extra_create_args}
         if isinstance(json_output, type) and issubclass(json_output, BaseModel):
-            schema = grammar_schema(json_output, self.llm.grammar_compiles)
+            if json_output not in self._schemas:
+                self._schemas[json_output] = grammar_schema(json_output, self.llm.grammar_compiles)
+            schema = self._schemas[json_output]
             args["response_format"] = {"type": "json_object", "schema": schema}
             json_output = None
         return await super().create(

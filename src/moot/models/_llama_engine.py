@@ -1,0 +1,287 @@
+"""The embedded model's engine: one llama.cpp context, shared by every client of it, at full speed.
+
+What it adds to llama-cpp-python (each measured in bench/RESULTS.md, section "engine"):
+
+* prompt reuse across roles: the KV state after each call is kept in a
+  byte-capped LRU (:mod:`moot.models._state_cache`); a call restores the state
+  that shares the longest prefix with its prompt and evaluates only the rest;
+* constrained decoding with llguidance (:mod:`moot.models._guided`) instead of
+  llama.cpp's grammar sampler, which scans the whole vocabulary per token;
+* guessed tokens verified in one batch (:mod:`moot.models._decode`): the
+  grammar's forced tokens and n-grams looked up in the prompt, which
+  revisions and rebuttals copy;
+* threads = physical cores, and a machine-wide lock around each call
+  (:mod:`moot.models._machine_lock`), so concurrent processes take turns.
+
+Calls are serialised: one ``Llama`` must not be used from two threads, and
+AutoGen runs each call in an executor thread.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from llama_cpp import Llama, LlamaGrammar
+from llama_cpp import llama_cpp as native
+from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+from moot.models._decode import Generation, generate
+from moot.models._engine_settings import EngineSettings
+from moot.models._guided import GuidedJson
+from moot.models._machine_lock import MachineLock
+from moot.models._state_cache import PrefixStateCache, common_prefix
+
+__all__ = ["CONTEXT_TOKENS", "EmbeddedEngine", "EngineStats"]
+
+CONTEXT_TOKENS = 8192
+_SEQUENCE = 0
+
+
+@dataclass
+class EngineStats:
+    """Counters since the engine started (or since ``reset_stats``)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    """Prompt tokens whose KV came from the live context or a restored state instead of being evaluated."""
+    completion_tokens: int = 0
+    guessed_tokens: int = 0
+    """Tokens the decoder guessed ahead (forced by the grammar or looked up in the prompt) and verified in a batch."""
+    kept_guesses: int = 0
+    restores: int = 0
+    seconds_restoring: float = 0.0
+    seconds_saving: float = 0.0
+    per_call: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=256))
+    """The latest calls' prompt, cached and completion tokens and seconds (bounded: a process may run for days)."""
+
+    @property
+    def cached_share(self) -> float:
+        return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+class EmbeddedEngine:
+    """A llama.cpp model with a prompt-state cache and fast constrained decoding; calls are serialised."""
+
+    def __init__(self, path: Path, settings: EngineSettings, lock_path: Path) -> None:
+        threads = settings.effective_threads
+        self.settings = settings
+        self._llm = Llama(
+            model_path=str(path),
+            n_ctx=CONTEXT_TOKENS,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+            seed=0,
+        )
+        self._lock = threading.Lock()
+        self._machine = MachineLock(lock_path) if settings.machine_lock else None
+        self._states = PrefixStateCache(settings.state_cache_bytes) if settings.state_cache_bytes else None
+        self._formatter = self._chat_formatter()
+        self._guided: GuidedJson | None = None
+        self.stats = EngineStats()
+
+    # ------------------------------------------------------------------ calls
+    def create_chat_completion(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        seed: int | None = None,
+        response_format: dict[str, Any] | None = None,
+        stream: bool = False,
+    ) -> dict[str, Any]:
+        """An OpenAI-shaped chat completion (what AutoGen's llama.cpp client reads), plus cached-token usage."""
+        if stream:
+            raise ValueError("the embedded engine answers in one piece; stream=True is not supported")
+        formatted = self._formatter(messages=messages)
+        prompt = self._llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
+        schema = (response_format or {}).get("schema")
+        with self._lock, self._machine or _NO_LOCK:
+            self._restore_best(prompt)
+            cached = min(common_prefix(self._live_tokens(), np.asarray(prompt, dtype=np.int32)), len(prompt) - 1)
+            started = time.perf_counter()
+            generation = generate(
+                self._llm,
+                prompt,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                seed=seed,
+                lookahead=self.settings.lookahead,
+                **(self._constraint(schema, len(prompt)) if schema is not None else {}),
+            )
+            seconds = time.perf_counter() - started
+            self._remember()
+            text = self._llm.detokenize(generation.tokens).decode("utf-8", errors="ignore")
+        return self._chat_response(text, generation, len(prompt), cached, seconds)
+
+    def tokenize(self, data: bytes) -> list[int]:
+        with self._lock:
+            return self._llm.tokenize(data)
+
+    def n_ctx(self) -> int:
+        return self._llm.n_ctx()
+
+    def close(self) -> None:
+        """Shared across clients: the process owns it, a single client must not close it."""
+
+    def reset_stats(self) -> None:
+        self.stats = EngineStats()
+
+    def forget_states(self) -> None:
+        """Drop every kept state and the live context: the next call evaluates its prompt from scratch."""
+        with self._lock:
+            if self._states is not None:
+                self._states.clear()
+            self._llm.reset()
+            self._llm._ctx.kv_cache_clear()
+
+    @property
+    def state_cache_bytes(self) -> int:
+        """Bytes held by kept states now (0 when the cache is off)."""
+        return self._states.nbytes if self._states is not None else 0
+
+    # --------------------------------------------------------------- grammars
+    def grammar_compiles(self, schema: dict[str, Any]) -> bool:
+        """Whether the configured grammar engine accepts ``schema`` on the real vocabulary.
+
+        llama.cpp parses a grammar only when sampling starts, and a grammar it
+        rejects there becomes a NULL sampler that crashes the process; so it is
+        tried on the real vocabulary first. llguidance validates up front.
+        """
+        if self.settings.grammar == "llguidance":
+            try:
+                self._guidance().grammar(schema)
+            except ValueError:
+                return False
+            return True
+        try:
+            grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        except (ValueError, RuntimeError):
+            return False
+        with self._lock:
+            sampler = native.llama_sampler_init_grammar(
+                self._llm._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+            )
+            if not sampler:
+                return False
+            native.llama_sampler_free(sampler)
+        return True
+
+    def _constraint(self, schema: dict[str, Any], prompt_length: int) -> dict[str, Any]:
+        if self.settings.grammar == "llguidance":
+            return {"mask": self._guidance().mask(schema, prompt_length)}
+        return {"grammar": LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)}
+
+    def _guidance(self) -> GuidedJson:
+        if self._guided is None:
+            vocab = self._llm._model.vocab
+            stops = sorted({native.llama_vocab_eos(vocab), native.llama_vocab_eot(vocab)} - {-1})
+            self._guided = GuidedJson(vocab, self._llm.n_vocab(), stops)
+        return self._guided
+
+    # ----------------------------------------------------------- state cache
+    def _live_tokens(self) -> np.ndarray:
+        return np.asarray(self._llm.input_ids[: self._llm.n_tokens], dtype=np.int32)
+
+    def _restore_best(self, prompt: list[int]) -> None:
+        """Load the kept state that shares more of ``prompt`` than the live context does, if any."""
+        if self._states is None:
+            return
+        live = common_prefix(self._live_tokens(), np.asarray(prompt, dtype=np.int32))
+        found = self._states.best(prompt, better_than=live)
+        if found is None:
+            return
+        state, _ = found
+        started = time.perf_counter()
+        ctx = self._llm._ctx.ctx
+        self._llm._ctx.kv_cache_clear()
+        buffer = (ctypes.c_uint8 * len(state.data)).from_buffer_copy(state.data)
+        if native.llama_state_seq_set_data(ctx, buffer, len(state.data), _SEQUENCE) == 0:
+            self._llm.reset()
+            return
+        n = len(state.tokens)
+        self._llm.input_ids[:n] = state.tokens
+        self._llm.n_tokens = n
+        self._llm._requires_eval = True
+        self.stats.restores += 1
+        self.stats.seconds_restoring += time.perf_counter() - started
+
+    def _remember(self) -> None:
+        """Keep the live state (prompt plus reply) for a later call that starts the same way."""
+        if self._states is None or self._llm.n_tokens == 0:
+            return
+        started = time.perf_counter()
+        ctx = self._llm._ctx.ctx
+        size = native.llama_state_seq_get_size(ctx, _SEQUENCE)
+        buffer = (ctypes.c_uint8 * size)()
+        written = native.llama_state_seq_get_data(ctx, buffer, size, _SEQUENCE)
+        self._states.put(self._live_tokens(), ctypes.string_at(buffer, written))
+        self.stats.seconds_saving += time.perf_counter() - started
+
+    # ---------------------------------------------------------------- helpers
+    def _chat_formatter(self) -> Jinja2ChatFormatter:
+        """The model's own chat template, as llama-cpp-python applies it by default."""
+        model = self._llm._model
+        eos = self._llm.token_eos()
+        return Jinja2ChatFormatter(
+            template=self._llm.metadata["tokenizer.chat_template"],
+            eos_token=model.token_get_text(eos) if eos != -1 else "",
+            bos_token=model.token_get_text(self._llm.token_bos()) if self._llm.token_bos() != -1 else "",
+            stop_token_ids=[eos],
+        )
+
+    def _chat_response(
+        self, text: str, generation: Generation, prompt_tokens: int, cached: int, seconds: float
+    ) -> dict[str, Any]:
+        completion_tokens = len(generation.tokens)
+        stats = self.stats
+        stats.calls += 1
+        stats.prompt_tokens += prompt_tokens
+        stats.cached_prompt_tokens += cached
+        stats.completion_tokens += completion_tokens
+        stats.guessed_tokens += generation.guessed
+        stats.kept_guesses += generation.kept
+        stats.per_call.append(
+            {"prompt": prompt_tokens, "cached": cached, "completion": completion_tokens, "s": round(seconds, 3)}
+        )
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self._llm.model_path,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": generation.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
+        }
+
+
+class _NoLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+_NO_LOCK = _NoLock()

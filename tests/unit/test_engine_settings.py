@@ -1,0 +1,86 @@
+"""Engine settings from the environment, and the thread count chosen for the machine."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from moot.errors import ConfigError
+from moot.models._engine_settings import DEFAULT_STATE_CACHE_MB, EngineSettings, physical_cores
+
+VARIABLES = ("MOOT_LOCAL_GRAMMAR", "MOOT_LOCAL_STATE_CACHE_MB", "MOOT_LOCAL_THREADS", "MOOT_LOCAL_MACHINE_LOCK")
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch):
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_defaults_are_the_fast_paths():
+    settings = EngineSettings.from_env()
+    assert settings.grammar == "llguidance"
+    assert settings.state_cache_bytes == DEFAULT_STATE_CACHE_MB << 20
+    assert settings.machine_lock is True
+    assert settings.effective_threads == physical_cores()
+
+
+def test_each_setting_switches_by_its_variable(monkeypatch):
+    monkeypatch.setenv("MOOT_LOCAL_GRAMMAR", "llama")
+    monkeypatch.setenv("MOOT_LOCAL_STATE_CACHE_MB", "0")
+    monkeypatch.setenv("MOOT_LOCAL_THREADS", "3")
+    monkeypatch.setenv("MOOT_LOCAL_MACHINE_LOCK", "0")
+    assert EngineSettings.from_env() == EngineSettings(
+        grammar="llama", state_cache_bytes=0, threads=3, machine_lock=False
+    )
+
+
+def test_legacy_is_what_moot_did_before():
+    legacy = EngineSettings.legacy()
+    assert (legacy.grammar, legacy.state_cache_bytes) == ("llama", 0)
+    assert legacy.threads == max(1, min(4, os.cpu_count() or 1))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "valid"),
+    [
+        ("MOOT_LOCAL_GRAMMAR", "outlines", "valid: llguidance, llama"),
+        ("MOOT_LOCAL_STATE_CACHE_MB", "-1", "an integer >= 0"),
+        ("MOOT_LOCAL_STATE_CACHE_MB", "lots", "an integer >= 0"),
+        ("MOOT_LOCAL_THREADS", "0", "an integer >= 1"),
+        ("MOOT_LOCAL_MACHINE_LOCK", "yes", "valid: 0 or 1"),
+    ],
+)
+def test_a_bad_value_is_one_line_naming_what_is_valid(monkeypatch, name, value, valid):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as caught:
+        EngineSettings.from_env()
+    message = str(caught.value)
+    assert "\n" not in message and name in message and valid in message
+
+
+def _cpu(root, index, package, core):
+    topology = root / f"cpu{index}" / "topology"
+    topology.mkdir(parents=True)
+    (topology / "physical_package_id").write_text(f"{package}\n")
+    (topology / "core_id").write_text(f"{core}\n")
+
+
+def test_smt_siblings_count_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1, 2, 3})
+    for index, (package, core) in enumerate([(0, 0), (0, 1), (0, 0), (0, 1)]):  # two cores, two threads each
+        _cpu(tmp_path, index, package, core)
+    assert physical_cores(tmp_path) == 2
+
+
+def test_only_the_cpus_this_process_may_use_count(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {1})
+    for index, (package, core) in enumerate([(0, 0), (0, 1), (1, 0)]):
+        _cpu(tmp_path, index, package, core)
+    assert physical_cores(tmp_path) == 1
+
+
+def test_without_a_readable_topology_the_usable_cpus_count(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1, 2})
+    assert physical_cores(tmp_path) == 3
