@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncGenerator, Sequence
+from functools import cache
 from typing import Any, Self
 
 from autogen_agentchat.agents import BaseChatAgent
@@ -31,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from moot.errors import MalformedOutputError
 from moot.models import ModelSpec
+from moot.roles._fit import fit_text_lengths
 from moot.roles._prompts import schema_hint
 from moot.roles._role import Role, import_output_type
 from moot.tracing import traced
@@ -45,6 +47,7 @@ class RoleAgentConfig(BaseModel):
     role: str
     description: str
     system_prompt: str
+    persona: str = ""
     output_type: str | None = None
     model: ModelSpec | None = None
     """The spec the client is built from; stored instead of the client so no secret is serialised."""
@@ -79,13 +82,19 @@ def parse_structured(output: type[BaseModel], text: str) -> BaseModel:
     """Validate a reply against ``output``.
 
     JSON is parsed non-strictly: constrained decoders emit raw newlines inside
-    strings, which strict JSON forbids but which carry no ambiguity.
+    strings, which strict JSON forbids but which carry no ambiguity. Text
+    fields that reach their length cap are cut back to a sentence end first.
     """
     try:
         data = json.loads(extract_json(text), strict=False)
     except json.JSONDecodeError as exc:
         raise ValueError(f"reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    return output.model_validate(data)
+    return output.model_validate(fit_text_lengths(data, _schema(output)))
+
+
+@cache
+def _schema(output: type[BaseModel]) -> dict[str, Any]:
+    return output.model_json_schema()
 
 
 def add_usage(a: RequestUsage, b: RequestUsage) -> RequestUsage:
@@ -145,12 +154,20 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         transcripts only ever hold registered message types.
         """
         output = output_type or self.role.output_type
-        prompt: list[LLMMessage] = [self.system_message(output), *(m.to_model_message() for m in messages)]
+        prompt: list[LLMMessage] = [self.system_message(output), *self._with_persona(messages)]
         if output is None:
             result = await self._call(prompt, None, cancellation_token)
             text = str(result.content)
             return Response(chat_message=TextMessage(content=text, source=self.name, models_usage=result.usage))
         return await self._structured(prompt, output, cancellation_token)
+
+    def _with_persona(self, messages: Sequence[BaseChatMessage]) -> list[LLMMessage]:
+        """The request as model messages, the persona closing the last one (see Role for why it goes last)."""
+        converted = [m.to_model_message() for m in messages]
+        last = converted[-1] if converted else None
+        if self.role.persona and isinstance(last, UserMessage) and isinstance(last.content, str):
+            converted[-1] = last.model_copy(update={"content": f"{last.content}\n\n{self.role.persona}"})
+        return converted
 
     async def _call(
         self, prompt: list[LLMMessage], output: type[BaseModel] | None, token: CancellationToken
@@ -180,6 +197,8 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
                 content = parse_structured(output, text)
             except (ValidationError, ValueError) as exc:
                 error = _one_line(exc) if isinstance(exc, ValidationError) else str(exc)
+                if result.finish_reason == "length":
+                    error = f"reply stopped at the max_tokens cap{self._cap()} before it was complete ({error})"
                 prompt = [*prompt, AssistantMessage(content=text, source=self.name), _feedback(error)]
                 continue
             reported = self.role.output_type or output
@@ -193,6 +212,9 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
             )
             return Response(chat_message=message)
         raise MalformedOutputError(self.name, self.max_parse_retries + 1, error)
+
+    def _cap(self) -> str:
+        return f" ({self.spec.effective_max_tokens} tokens)" if self.spec is not None else ""
 
     async def on_messages_stream(
         self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken
@@ -208,6 +230,7 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
             role=self.role.name,
             description=self.role.description,
             system_prompt=self.role.system_prompt,
+            persona=self.role.persona,
             output_type=self.role.output_type_path,
             model=self.spec,
             model_client=None if self.spec else self.model_client.dump_component(),
@@ -217,7 +240,7 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
     @classmethod
     def _from_config(cls, config: RoleAgentConfig) -> Self:
         output = import_output_type(config.output_type) if config.output_type else None
-        role = Role(config.role, config.description, config.system_prompt, output)
+        role = Role(config.role, config.description, config.system_prompt, output, persona=config.persona)
         model: Any = config.model or ChatCompletionClient.load_component(config.model_client)  # type: ignore[arg-type]
         return cls(role, model, name=config.name, max_parse_retries=config.max_parse_retries)
 
