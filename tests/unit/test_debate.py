@@ -51,14 +51,32 @@ async def test_round_one_answers_are_independent():
             assert arg(other, 1) not in call.prompt_text
             assert f"{other.upper()}-ANSWER" not in call.prompt_text
             assert arg(other, 1) in model.calls(name)[1].prompt_text  # visible once the rebuttal round starts
-    # Everyone gets the same question; only the system prompt (the persona) differs.
-    assert len({tuple(m.content for m in call.messages[1:]) for call in opening.values()}) == 1
-    assert len({call.messages[0].content for call in opening.values()}) == len(EXPERTS)
+    # Everyone gets the same rules and question; only the persona, which closes the request, differs.
+    assert len({call.messages[0].content for call in opening.values()}) == 1
     for name, call in opening.items():
         assert len(call.messages) == 2
         assert call.messages[0].content.startswith(role(name).system_prompt)
+        request = call.messages[1].content
+        assert request.endswith(role(name).persona)
+        assert request.removesuffix(role(name).persona) == opening["ops"].messages[1].content.removesuffix(
+            role("ops").persona
+        )
         assert call.json_output is Position
     assert "This is the first round: answer independently." in opening["ops"].messages[1].content
+
+
+async def test_rebuttal_requests_are_the_same_for_every_expert_up_to_its_name():
+    """The embedded model evaluates the shared part once: only the closing lines name the expert."""
+    script = {name: [make_position("keep", arg(name, 1)), make_rebuttal("keep", arg(name, 2))] for name in EXPERTS}
+    model = ScriptedModel({**script, "arbiter": [make_verdict("keep")]})
+    with model:
+        await make_debate(model, MaxRounds(2)).run(task=TASK)
+    requests = {name: model.calls(name)[1].messages[1].content for name in EXPERTS}
+    shared = {text.split(f"You are {name}:")[0] for name, text in requests.items()}
+    assert len(shared) == 1
+    for name in EXPERTS:
+        assert all(arg(other, 1) in requests[name] for other in EXPERTS)  # every position, the own one included
+        assert requests[name].endswith(role(name).persona)
 
 
 # ------------------------------------------------------------ bounded context

@@ -1,7 +1,12 @@
-"""A role is a name, a system prompt and (optionally) the schema of its answer.
+"""A role is a name, a system prompt, an optional persona and (optionally) the schema of its answer.
 
 Built-in roles are looked up by name; users define their own with
 :func:`custom_role` from a name and a persona prompt.
+
+Roles of one kind share their system prompt and differ only in ``persona``
+(the debate experts), which goes at the *end* of each request instead of the
+start: a prompt is then the same for every expert up to the persona, and the
+embedded model evaluates that shared text once for all of them.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ class Role:
     description: str
     system_prompt: str
     output_type: type[BaseModel] | None = None
+    persona: str = ""
+    """Who this role is, placed after each request's material (empty: the system prompt says it all)."""
 
     @property
     def output_type_path(self) -> str | None:
@@ -85,11 +92,11 @@ def custom_role(name: str, persona: str, *, description: str = "", output_type: 
 
 
 def expert(name: str, persona: str, *, description: str = "") -> Role:
-    """A debate expert from a name and a persona: the persona plus the debate rules, answering with a Position."""
+    """A debate expert from a name and a persona: the shared debate rules, answering with a Position, and a persona."""
     if not persona.strip():
         raise ConfigError(f"expert {name!r} needs a non-empty persona prompt")
-    prompt = render("expert_rules", persona=persona.strip())
-    return register_role(Role(name, description or f"{name} (expert)", prompt, Position))
+    rules = render("expert_rules")
+    return register_role(Role(name, description or f"{name} (expert)", rules, Position, persona=persona.strip()))
 
 
 GENERATOR = register_role(

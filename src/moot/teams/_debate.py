@@ -114,12 +114,12 @@ class Debate(MootTeam, Component[DebateConfig]):
             prompt = render("turns/debate_open", task=self.state.task, options=self.options)
             schema: type[BaseModel] = with_options(Position, "answer", self.options)
         else:
-            others = [(n, p) for n, p in previous.positions.items() if n != expert.name]
+            # Every expert gets the same text up to its own name, so the model evaluates it once for all.
             prompt = render(
                 "turns/debate_rebut",
                 task=self.state.task,
-                own=previous.positions[expert.name],
-                others=others,
+                positions=[(e.name, previous.positions[e.name]) for e in self.experts if e.name in previous.positions],
+                own=expert.name,
                 options=self.options,
             )
             schema = with_options(Rebuttal, "answer", self.options)
