@@ -97,25 +97,121 @@ def test_moot_run_architecture_review_debates_on_the_embedded_model(tmp_path):
     )
 
 
-def test_every_builtin_schema_compiles_to_a_grammar_with_its_bounds():
-    """llama.cpp rejects over-large grammars only when sampling starts, by crashing: check them all first."""
+def builtin_schemas() -> list[tuple[str, type, str]]:
+    """Every schema moot asks the embedded model for, each with a request a role would send."""
     from pydantic import BaseModel, Field
 
     from moot.arbiters import Verdict
-    from moot.models._embedded_client import _clamped, grammar_schema
-    from moot.models._local import model_path, shared_model
-    from moot.roles import Position, Rebuttal
+    from moot.roles import Plan, Position, Rebuttal, StepResult
+    from moot.roles._plan import plan_type, tool_call_type
     from moot.roles._position import with_options
 
-    model = shared_model(model_path())
-    schemas = [Critique, Position, Rebuttal, Verdict, with_options(Verdict, "decision", ("a", "b"))]
-    for output in schemas:
-        assert grammar_schema(output, model.grammar_compiles) == _clamped(output.model_json_schema()), output
+    class WriteArgs(BaseModel):
+        path: str = Field(max_length=100)
+        content: str = Field(max_length=2000)
+
+    draft = "def is_even(n):\n    return n % 2 == 1\n"
+    debate = "Task:\nShould a 3-person startup adopt microservices now? Answer yes or no.\n\nGive your position."
+    return [
+        ("critic", Critique, f"Task:\nWrite is_even(n: int) -> bool.\n\nDraft to review:\n{draft}"),
+        ("architect", Position, debate),
+        ("ops", with_options(Position, "answer", ("yes", "no")), debate),
+        ("business", with_options(Rebuttal, "answer", ("yes", "no")), debate + "\n\nops said: no, one service."),
+        ("arbiter", Verdict, debate + "\n\nops: no (0.8)\n- one deployable\narchitect: yes (0.6)\n- boundaries"),
+        ("arbiter", with_options(Verdict, "decision", ("yes", "no")), debate + "\n\nops: no (0.8)\n- one deployable"),
+        ("planner", Plan, "Task:\nWrite hello.py that prints hi, then run it.\n\nTools:\n- write_file\n- run_python"),
+        ("planner", plan_type(("write_file", "run_python")), "Task:\nWrite hello.py that prints hi, then run it."),
+        ("executor", tool_call_type((("write_file", WriteArgs),)), "Step 1: write hello.py printing hi (write_file)."),
+        ("executor", StepResult, "Step 1: print hi. You called run_python; its output: hi\n\nDid this step succeed?"),
+    ]
+
+
+def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
+    """With the default engine (llguidance), every schema compiles and the real model's reply parses."""
+    from moot.models._embedded_client import grammar_schema
+    from moot.models._local import model_path, shared_engine
+    from moot.roles._agent import parse_structured
+
+    engine = shared_engine(model_path())
+    assert engine.settings.grammar == "llguidance"
+    for name, output, request in builtin_schemas():
+        agent = RoleAgent(role(name), ModelSpec.parse("local"))
+        persona = f"\n\n{agent.role.persona}" if agent.role.persona else ""
+        messages = [
+            {"role": "system", "content": agent.system_message(output).content},
+            {"role": "user", "content": request + persona},
+        ]
+        schema = grammar_schema(output, engine.grammar_compiles)
+        reply = engine.create_chat_completion(
+            messages, max_tokens=1024, temperature=0.0, response_format={"type": "json_object", "schema": schema}
+        )
+        choice = reply["choices"][0]
+        assert choice["finish_reason"] == "stop", (output.__name__, choice["message"]["content"][-300:])
+        assert isinstance(parse_structured(output, choice["message"]["content"]), output), output.__name__
+
+
+def test_llama_cpp_grammars_are_compiled_before_sampling_so_none_crashes():
+    """llama.cpp rejects over-large grammars only when sampling starts, by crashing: check them all first."""
+    from pydantic import BaseModel, Field
+
+    from moot.models._embedded_client import _clamped, grammar_schema
+    from moot.models._engine_settings import EngineSettings
+    from moot.models._local import model_path, shared_engine
+
+    engine = shared_engine(model_path(), EngineSettings.legacy())
+    for _, output, _ in builtin_schemas():
+        assert grammar_schema(output, engine.grammar_compiles) == _clamped(output.model_json_schema()), output
 
     class Rambling(BaseModel):
         essay: str = Field(max_length=5000)
         notes: list[str] = Field(max_length=20)
 
-    simplified = grammar_schema(Rambling, model.grammar_compiles)  # refused as is: simplified, not a crash
-    assert model.grammar_compiles(simplified)
-    assert not model.grammar_compiles(Rambling.model_json_schema())
+    simplified = grammar_schema(Rambling, engine.grammar_compiles)  # refused as is: simplified, not a crash
+    assert engine.grammar_compiles(simplified)
+    assert not engine.grammar_compiles(Rambling.model_json_schema())
+
+
+def test_restored_prompt_states_give_the_replies_of_a_cold_context():
+    """Temperature 0 with the state cache on (prefixes restored) against each prompt evaluated from scratch.
+
+    Three roles alternate over one task, so every call after the first starts
+    from a kept state. Replies must match token for token.
+    """
+    from moot.models._local import model_path, shared_engine
+
+    engine = shared_engine(model_path())
+    system = {
+        "critic": "You are a strict reviewer. Name the bugs of the code you are shown, briefly.",
+        "generator": "You write Python. Answer with one code block.",
+    }
+    task = "Task: write a function that returns the largest of three integers.\n"
+    prompts = [
+        ("generator", task),
+        ("critic", task + "Code:\ndef big(a, b, c):\n    return max(a, b)\n"),
+        ("generator", task + "Use no built-in max."),
+        ("critic", task + "Code:\ndef big(a, b, c):\n    return sorted([a, b, c])[0]\n"),
+        ("generator", task),
+    ]
+
+    def ask(role_name: str, text: str) -> tuple[str, int, int]:
+        messages = [{"role": "system", "content": system[role_name]}, {"role": "user", "content": text}]
+        reply = engine.create_chat_completion(messages, max_tokens=48, temperature=0.0)
+        usage = reply["usage"]
+        return (
+            reply["choices"][0]["message"]["content"],
+            usage["prompt_tokens_details"]["cached_tokens"],
+            usage["prompt_tokens"],
+        )
+
+    engine.forget_states()
+    warm = [ask(r, t) for r, t in prompts]
+    cold = []
+    for r, t in prompts:
+        engine.forget_states()
+        cold.append(ask(r, t))
+    assert all(cached == 0 for _, cached, _ in cold)
+    # The second generator and critic calls start from their role's kept state, not the other role's live one.
+    assert warm[2][1] > len(engine.tokenize(system["generator"].encode()))
+    assert warm[3][1] > len(engine.tokenize((system["critic"] + task).encode()))
+    assert warm[4][1] == warm[4][2] - 1  # the same prompt again: all but the token that yields the next logits
+    assert [text for text, _, _ in warm] == [text for text, _, _ in cold]
