@@ -47,7 +47,9 @@ async def naive_per_round(rounds: int) -> list[int]:
             history = "\n\n".join(transcript) or "(first round: answer independently)"
             prompt = [
                 expert.system_message(schema),
-                UserMessage(content=f"Task:\n{TASK}\n\nDebate so far:\n{history}", source="user"),
+                UserMessage(
+                    content=f"Task:\n{TASK}\n\nDebate so far:\n{history}\n\n{expert.role.persona}", source="user"
+                ),
             ]
             result = await expert.model_client.create(prompt, json_output=schema)
             tokens += result.usage.prompt_tokens

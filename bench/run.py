@@ -15,13 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench import concurrency, context, embedded, fanout, overhead
+from bench import concurrency, context, embedded, engine, fanout, overhead
 from bench._common import RESULTS_DIR, machine, write_json
 
 BENCHMARKS = {
     "overhead": lambda: overhead.measure(repetitions=7),
     "context": context.measure,
     "embedded": embedded.measure,
+    "engine": engine.measure,
     "concurrency": concurrency.measure,
     "fanout": fanout.measure,
 }
@@ -104,6 +105,70 @@ def embedded_md(d: dict[str, Any]) -> list[str]:
     ]
 
 
+def engine_md(d: dict[str, Any]) -> list[str]:
+    lines = [
+        "Targets: constrained/free tok/s >= 0.9; cache share >= 80%; wall time new/old <= 0.5x with the same",
+        "calls; peak RSS with the state cache on minus off <= 512 MiB.",
+        "",
+    ]
+    lines += [
+        "**Decoding** (prompt evaluated beforehand, lookahead off on both sides; medians of 3; tokens per reply "
+        "constrained / free):",
+        "",
+    ]
+    lines += ["| grammar engine | prompt | tokens | constrained tok/s | free tok/s |", "|---|---|---|---|---|"]
+    for grammar, g in d["decoding"].items():
+        for r in g["rows"]:
+            lines.append(
+                f"| {grammar} | {r['prompt']} | {r['constrained_tokens']} / {r['free_tokens']} | "
+                f"{r['constrained_tokens'] / r['constrained_s']:.1f} | {r['free_tokens'] / r['free_s']:.1f} |"
+            )
+    for grammar, g in d["decoding"].items():
+        lines.append(
+            f"| **{grammar}, all** | | | {g['constrained_tok_s']:.1f} | "
+            f"{g['free_tok_s']:.1f} (ratio **{g['ratio']:.2f}**) |"
+        )
+    lines += [
+        "",
+        "**Prompt-state cache** (counted inside the engine, default settings, cold cache at the start of each run):",
+        "",
+    ]
+    lines += [
+        "| run | calls | prompt tokens | from cache | share | restores | restore + save s | states held |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, c in d["cache_share"].items():
+        lines.append(
+            f"| {name} | {c['calls']} | {c['prompt_tokens']} | {c['cached_prompt_tokens']} | "
+            f"**{100 * c['share']:.0f}%** | {c['restores']} | {c['restore_s'] + c['save_s']:.2f} | "
+            f"{c['state_cache_mib']:.0f} MiB |"
+        )
+    lines += [
+        "",
+        "**End to end** (`moot run`, fresh process each, run to full rounds; median wall s of the repetitions):",
+        "",
+    ]
+    lines += [
+        "| scenario | settings | wall s (each run) | model calls | peak RSS MiB | stop |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, by in d["end_to_end"].items():
+        for variant, v in by.items():
+            runs = ", ".join(f"{w:.0f}" for w in v["wall_s_all"])
+            lines.append(
+                f"| {name} | {variant} | {v['wall_s']:.1f} ({runs}) | {v['model_calls']} | {v['peak_rss_mib']:.0f} | "
+                f"{v['stop'].removeprefix('stop reason: ')} |"
+            )
+    ratios = ", ".join(f"{n} **{r:.2f}x**" for n, r in d["wall_ratio"].items())
+    release = ", ".join(f"{n} **{r:.2f}x**" for n, r in d.get("wall_ratio_to_release", {}).items())
+    lines += [
+        "",
+        f"Wall time new / legacy settings: {ratios}. New / the release before the engine: {release or 'not run'}. "
+        f"Peak RSS, state cache on minus off (debate): **{d['rss_cache_on_minus_off_mib']:+.0f} MiB**.",
+    ]
+    return lines
+
+
 def concurrency_md(d: dict[str, Any]) -> list[str]:
     return [
         f"{d['scenarios']} one-round reflections against `python -m llama_cpp.server` on 127.0.0.1: "
@@ -146,6 +211,7 @@ SECTIONS = {
     "overhead": overhead_md,
     "context": context_md,
     "embedded": embedded_md,
+    "engine": engine_md,
     "concurrency": concurrency_md,
     "fanout": fanout_md,
 }

@@ -72,7 +72,7 @@ async def test_rebuttal_requests_are_the_same_for_every_expert_up_to_its_name():
     with model:
         await make_debate(model, MaxRounds(2)).run(task=TASK)
     requests = {name: model.calls(name)[1].messages[1].content for name in EXPERTS}
-    shared = {text.split(f"You are {name}:")[0] for name, text in requests.items()}
+    shared = {text.split(f"the one under {name}.")[0] for name, text in requests.items()}
     assert len(shared) == 1
     for name in EXPERTS:
         assert all(arg(other, 1) in requests[name] for other in EXPERTS)  # every position, the own one included

@@ -1,0 +1,273 @@
+"""The embedded model's engine, new settings against the old ones, side by side in one run.
+
+Four measurements (targets from the engine's design):
+
+* decoding: completion tok/s under the JSON grammar vs free, on the same
+  prompts and reply lengths (the prompt is evaluated beforehand, so only
+  decoding is timed), for llguidance (the default) and llama.cpp's grammar;
+* cache share: prompt tokens served from kept KV states over a full
+  ``architecture_review`` debate (3 experts, 2 rounds) and a 3-round
+  ``code_review``, counted inside the engine;
+* end to end: wall time of ``moot run`` on both scenarios (stopped by
+  rounds only, so every variant makes the same calls) with the new settings,
+  with ``EngineSettings.legacy()`` (llama.cpp's grammar, no state cache, one
+  token per step) and with the release before them (``BASELINE_REF``, whose
+  prompts the new layout changed), each in a fresh process, interleaved;
+* memory: peak RSS of those processes with the state cache on and off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from moot import ModelSpec, RoleAgent, role
+from moot.arbiters import Verdict
+from moot.models._embedded_client import grammar_schema
+from moot.models._engine_settings import EngineSettings
+from moot.models._local import model_path, shared_engine
+from moot.roles import Critique, Position
+from moot.roles._position import with_options
+from moot.scenario import load_scenario
+from moot.teams import Debate, Reflection
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE_REF = "9c77297"
+"""The last release before this engine: llama.cpp's grammar, no kept states, one persona-first prompt per expert."""
+VARIANTS = {
+    "new": EngineSettings(),
+    "legacy": EngineSettings.legacy(),
+    "new, no state cache": EngineSettings(state_cache_bytes=0),
+}
+# Runs the command given after the output path and writes the peak RSS of that child alone: a child
+# forked from the benchmark's own large process would report the parent's pages as its peak.
+PEAK_RSS = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.call(sys.argv[2:])\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "sys.exit(code)\n"
+)
+FULL_ROUNDS = {"architecture_review": 2, "code_review": 3}
+DRAFT = "def slugify(title):\n    return title.lower().replace(' ', '-')\n"
+DECODING_PROMPTS = [
+    ("critic", Critique, f"Task:\nWrite slugify(title: str) -> str.\n\nDraft to review:\n{DRAFT}"),
+    (
+        "architect",
+        with_options(Position, "answer", ("split", "keep", "defer")),
+        "Task:\nShould we split the billing module out of our monolith? Answer split, keep or defer.\n\n"
+        "Give your position. This is the first round: answer independently.",
+    ),
+    (
+        "arbiter",
+        with_options(Verdict, "decision", ("yes", "no")),
+        "Task:\nShould a 3-person startup adopt microservices now?\n\nThe experts' final positions:\n\n"
+        "ops: no (confidence 0.8)\n- one deployable is easier to run\n\n"
+        "architect: yes (confidence 0.6)\n- clear boundaries early\n\nRule on the task: yes or no.",
+    ),
+]
+
+
+# ------------------------------------------------------------------ decoding
+def decoding(repetitions: int = 3) -> dict[str, Any]:
+    """Constrained vs free completion tok/s on the same prompts, for each grammar engine."""
+    result: dict[str, Any] = {}
+    for grammar in ("llguidance", "llama"):
+        # Lookahead off on both sides: it speeds free text and JSON differently, and this measures the grammar.
+        engine = shared_engine(model_path(), replace(EngineSettings.from_env(), grammar=grammar, lookahead=False))
+        rows = []
+        for name, output, request in DECODING_PROMPTS:
+            agent = RoleAgent(role(name), ModelSpec.parse("local"))
+            messages = [
+                {"role": "system", "content": agent.system_message(output).content},
+                {"role": "user", "content": request + (f"\n\n{agent.role.persona}" if agent.role.persona else "")},
+            ]
+            schema = grammar_schema(output, engine.grammar_compiles)
+            rows.append(_decode_pair(engine, messages, schema, repetitions) | {"prompt": name})
+        constrained = sum(r["constrained_tokens"] for r in rows) / sum(r["constrained_s"] for r in rows)
+        free = sum(r["free_tokens"] for r in rows) / sum(r["free_s"] for r in rows)
+        result[grammar] = {
+            "rows": rows,
+            "constrained_tok_s": constrained,
+            "free_tok_s": free,
+            "ratio": constrained / free,
+        }
+    return result
+
+
+def _decode_pair(engine: Any, messages: list[dict[str, str]], schema: dict[str, Any], repetitions: int) -> dict:
+    """Median decode times of one constrained reply and a free reply capped at the same length."""
+    engine.create_chat_completion(messages, max_tokens=1, temperature=0.0)  # the prompt is evaluated once, here
+    constrained_s, free_s = [], []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        reply = engine.create_chat_completion(
+            messages, max_tokens=768, temperature=0.0, response_format={"type": "json_object", "schema": schema}
+        )
+        constrained_s.append(time.perf_counter() - start)
+        tokens = reply["usage"]["completion_tokens"]
+        start = time.perf_counter()
+        free = engine.create_chat_completion(messages, max_tokens=tokens, temperature=0.0)
+        free_s.append(time.perf_counter() - start)
+    json.loads(reply["choices"][0]["message"]["content"], strict=False)  # it parses
+    return {
+        "constrained_tokens": tokens,
+        "constrained_s": statistics.median(constrained_s),
+        "free_tokens": free["usage"]["completion_tokens"],
+        "free_s": statistics.median(free_s),
+    }
+
+
+# --------------------------------------------------------------- cache share
+async def cache_share() -> dict[str, Any]:
+    """Share of prompt tokens served from kept states over each scenario run to its full rounds."""
+    engine = shared_engine(model_path(), EngineSettings.from_env())
+    result = {}
+    for name in FULL_ROUNDS:
+        team = full_rounds_team(name)
+        team.record = False
+        engine.reset_stats()
+        engine.forget_states()
+        await team.run(task=load_scenario(name).task)
+        stats = engine.stats
+        result[name] = {
+            "calls": stats.calls,
+            "prompt_tokens": stats.prompt_tokens,
+            "cached_prompt_tokens": stats.cached_prompt_tokens,
+            "share": stats.cached_share,
+            "restores": stats.restores,
+            "restore_s": stats.seconds_restoring,
+            "save_s": stats.seconds_saving,
+            "state_cache_mib": engine.state_cache_bytes / 2**20,
+            "per_call": list(stats.per_call),
+        }
+    return result
+
+
+# -------------------------------------------------------- end to end, memory
+SCENARIO_SCRIPT = '''"""{name}, full rounds only (written by bench/engine.py; any moot release runs it)."""
+from moot.conditions import MaxRounds
+from moot.scenario import Scenario, load_scenario
+from moot.teams import Debate, Reflection
+
+_base = load_scenario({name!r})
+
+
+def _build(models):
+    team = _base.build(models)
+    if isinstance(team, Debate):
+        return Debate(team.experts, team.arbiter, stop=MaxRounds({rounds}), options=team.options)
+    return Reflection(team.generator, team.critics, stop=MaxRounds({rounds}))
+
+
+SCENARIO = Scenario(name={name!r}, description=_base.description, task=_base.task, roles=_base.roles, build=_build)
+'''
+
+
+def full_rounds_script(directory: Path, name: str) -> Path:
+    script = directory / f"full_{name}.py"
+    script.write_text(SCENARIO_SCRIPT.format(name=name, rounds=FULL_ROUNDS[name]))
+    return script
+
+
+def full_rounds_team(name: str) -> Debate | Reflection:
+    """The scenario's team with its own roles and models, stopped by its full number of rounds only."""
+    with tempfile.TemporaryDirectory() as scratch:
+        scenario = load_scenario(str(full_rounds_script(Path(scratch), name)))
+    return scenario.build(scenario.models([]))
+
+
+@contextlib.contextmanager
+def release_checkout(ref: str, scratch: Path) -> Iterator[Path | None]:
+    """A worktree of an earlier release, to run its `moot run` beside this one (None without git history)."""
+    target = scratch / "release"
+    git = ["git", "-C", str(ROOT), "worktree"]
+    made = subprocess.run([*git, "add", "--detach", str(target), ref], capture_output=True)
+    try:
+        yield target if made.returncode == 0 else None
+    finally:
+        if made.returncode == 0:
+            subprocess.run([*git, "remove", "--force", str(target)], capture_output=True)
+
+
+def end_to_end(repetitions: int = 2) -> dict[str, Any]:
+    """`moot run` wall time and peak RSS per scenario and variant, fresh processes, interleaved."""
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {n: {} for n in FULL_ROUNDS}
+    with tempfile.TemporaryDirectory() as scratch, release_checkout(BASELINE_REF, Path(scratch)) as release:
+        for _ in range(repetitions):
+            for name in FULL_ROUNDS:
+                script = full_rounds_script(Path(scratch), name)
+                for variant, settings in VARIANTS.items():
+                    if variant == "new, no state cache" and name != "architecture_review":
+                        continue
+                    sample = _moot_run(script, settings.to_env(), Path(scratch))
+                    runs[name].setdefault(variant, []).append(sample)
+                if release is not None:
+                    sample = _moot_run(script, {}, Path(scratch), checkout=release)
+                    runs[name].setdefault(f"release {BASELINE_REF}", []).append(sample)
+    return {name: {v: _summarise(samples) for v, samples in by.items()} for name, by in runs.items()}
+
+
+def _moot_run(script: Path, env: dict[str, str], scratch: Path, checkout: Path | None = None) -> dict[str, Any]:
+    """One `moot run` in a fresh process (of ``checkout``'s moot if given): wall s, peak RSS, calls from its trace."""
+    store = Path(tempfile.mkdtemp(dir=scratch))
+    settings = {k: v for k, v in os.environ.items() if not k.startswith("MOOT_LOCAL_")}
+    full_env = {**settings, **env, "MOOT_STORE": str(store / "runs.sqlite3"), "MOOT_TRACES": str(store / "traces")}
+    if checkout is not None:
+        full_env["PYTHONPATH"] = str(checkout / "src")
+    with (store / "out.txt").open("w") as out_file, (store / "err.txt").open("w") as err_file:
+        start = time.perf_counter()
+        moot_run = [sys.executable, "-m", "moot", "run", str(script)]
+        command = [sys.executable, "-c", PEAK_RSS, str(store / "rss"), *moot_run]
+        code = subprocess.call(command, env=full_env, stdout=out_file, stderr=err_file, cwd=checkout or ROOT)
+        wall = time.perf_counter() - start
+    out, err = (store / "out.txt").read_text(), (store / "err.txt").read_text()
+    if code != 0:
+        raise RuntimeError(f"moot run {script.name} failed: {err[-800:]}")
+    events = [
+        json.loads(line) for trace in (store / "traces").glob("*.jsonl") for line in trace.read_text().splitlines()
+    ]
+    calls = [e for e in events if e.get("kind") == "model_call"]
+    turns = [e for e in events if e.get("kind") == "turn"]
+    return {
+        "wall_s": wall,
+        "peak_rss_mib": int((store / "rss").read_text()) / 1024,
+        "model_calls": len(calls),
+        "turns": len(turns),
+        "completion_tokens": sum(e.get("completion_tokens") or 0 for e in calls),
+        "stop": next((line for line in out.splitlines() if line.startswith("stop reason:")), ""),
+    }
+
+
+def _summarise(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "wall_s": statistics.median(s["wall_s"] for s in samples),
+        "wall_s_all": [s["wall_s"] for s in samples],
+        "peak_rss_mib": max(s["peak_rss_mib"] for s in samples),
+        "model_calls": [s["model_calls"] for s in samples],
+        "turns": [s["turns"] for s in samples],
+        "completion_tokens": [s["completion_tokens"] for s in samples],
+        "stop": samples[-1]["stop"],
+    }
+
+
+async def measure() -> dict[str, Any]:
+    data: dict[str, Any] = {"decoding": decoding(), "cache_share": await cache_share(), "end_to_end": end_to_end()}
+    e2e = data["end_to_end"]
+    data["wall_ratio"] = {n: e2e[n]["new"]["wall_s"] / e2e[n]["legacy"]["wall_s"] for n in e2e}
+    baseline = f"release {BASELINE_REF}"
+    data["wall_ratio_to_release"] = {
+        n: e2e[n]["new"]["wall_s"] / e2e[n][baseline]["wall_s"] for n in e2e if baseline in e2e[n]
+    }
+    debate = e2e["architecture_review"]
+    data["rss_cache_on_minus_off_mib"] = debate["new"]["peak_rss_mib"] - debate["new, no state cache"]["peak_rss_mib"]
+    return data
