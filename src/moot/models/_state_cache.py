@@ -6,7 +6,9 @@ prompt from the first token. Keeping each call's final state (prompt plus
 reply) lets the next call with the same beginning restore it and evaluate only
 the new suffix. A state holds only the sequence's KV cells (about 12 KB a
 token for the embedded model), not llama-cpp-python's 300 MB logits buffer
-that its own ``LlamaRAMCache`` copies with every state.
+that its own ``LlamaRAMCache`` copies with every state. Measured for 1,000
+tokens: 11.3 MiB, saved in 8 ms and restored in 11 ms, where llama-cpp-python's
+``save_state`` makes 308 MiB in 0.7 s and ``load_state`` takes 1.4 s.
 """
 
 from __future__ import annotations
