@@ -17,10 +17,12 @@ import random
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
 from llama_cpp import Llama, LlamaGrammar, LogitsProcessorList
 from llama_cpp import llama_cpp as native
 
 from moot.models._guided import JsonMask
+from moot.models._state_cache import common_prefix
 
 __all__ = ["Generation", "NgramLookup", "generate"]
 
@@ -31,6 +33,8 @@ MAX_GUESS = 12
 class Generation:
     tokens: list[int]
     finish_reason: Literal["stop", "length"]
+    reused_prompt_tokens: int = 0
+    """Prompt tokens whose KV cells were already in the context (live or restored), so not evaluated."""
     guessed: int = 0
     kept: int = 0
 
@@ -81,7 +85,7 @@ def generate(
     lookahead: bool = True,
 ) -> Generation:
     """Decode a reply to ``prompt`` (whose prefix may already be in the KV cache) until an end token or the cap."""
-    _evaluate_prompt(llm, prompt)
+    reused = _evaluate_prompt(llm, prompt)
     llm.set_seed(seed if seed is not None else random.Random(llm._seed).randint(0, 2**32))
     sampler = llm._init_sampler(
         temp=temperature, logits_processor=LogitsProcessorList([mask]) if mask else None, grammar=grammar
@@ -89,7 +93,7 @@ def generate(
     vocab = llm._model.vocab
     guesser = NgramLookup(prompt) if lookahead else None
     reply: list[int] = []
-    result = Generation(reply, "length")
+    result = Generation(reply, "length", reused)
     token = sampler.sample(llm._ctx, -1)
     while True:
         if native.llama_vocab_is_eog(vocab, token):
@@ -110,20 +114,19 @@ def generate(
             return result
 
 
-def _evaluate_prompt(llm: Llama, prompt: list[int]) -> None:
-    """Keep the KV cells the prompt shares with the live context; evaluate the rest (at least its last token)."""
-    live = llm.input_ids[: llm.n_tokens]
-    shared = 0
-    for a, b in zip(live, prompt, strict=False):
-        if a != b:
-            break
-        shared += 1
+def _evaluate_prompt(llm: Llama, prompt: list[int]) -> int:
+    """Keep the KV cells the prompt shares with the live context; evaluate the rest (at least its last token).
+
+    Returns how many prompt tokens were kept rather than evaluated.
+    """
+    shared = common_prefix(np.asarray(llm.input_ids[: llm.n_tokens], dtype=np.int32), np.asarray(prompt, np.int32))
     reuse = min(shared, len(prompt) - 1)
     if not llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
         reuse = 0
         llm._ctx.kv_cache_clear()
     llm.n_tokens = reuse
     llm.eval(prompt[reuse:])
+    return reuse
 
 
 def _guesses(guesser: NgramLookup | None, mask: JsonMask | None, reply: list[int], budget: int) -> list[int]:

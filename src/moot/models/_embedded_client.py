@@ -25,14 +25,13 @@ GRAMMAR_MAX_LENGTH = 800
 def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     """The JSON schema the engine turns into a grammar: the tightest version of it that compiles.
 
-    With llguidance (the default) the schema compiles as it is; the engine
-    leaves string lengths out of the grammar and pydantic checks them after
-    decoding. llama.cpp's own grammar (``MOOT_LOCAL_GRAMMAR=llama``) unrolls
-    ``maxLength`` into one nested rule per character and refuses a grammar
-    whose repetitions grow too large, and a refused grammar crashes the
-    process later (segfault) instead of raising. So each candidate is
-    compiled first: bounds clamped, then bounds inside arrays dropped, then
-    all string bounds dropped.
+    With llguidance (the default) the first candidate, bounds clamped, compiles
+    for every built-in schema: its lexer checks lengths without unrolling them.
+    llama.cpp's own grammar (``MOOT_LOCAL_GRAMMAR=llama``) unrolls ``maxLength``
+    into one nested rule per character and refuses a grammar whose repetitions
+    grow too large, and a refused grammar crashes the process later (segfault)
+    instead of raising. So each candidate is compiled first: bounds clamped,
+    then bounds inside arrays dropped, then all string bounds dropped.
     """
     schema = output.model_json_schema()
     for candidate in (_clamped(schema), _without_bounds(schema, arrays_only=True), _without_bounds(schema)):

@@ -19,6 +19,7 @@ AutoGen runs each call in an executor thread.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import threading
@@ -107,9 +108,8 @@ class EmbeddedEngine:
         formatted = self._formatter(messages=messages)
         prompt = self._llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
         schema = (response_format or {}).get("schema")
-        with self._lock, self._machine or _NO_LOCK:
+        with self._lock, self._machine or contextlib.nullcontext():
             self._restore_best(prompt)
-            cached = min(common_prefix(self._live_tokens(), np.asarray(prompt, dtype=np.int32)), len(prompt) - 1)
             started = time.perf_counter()
             generation = generate(
                 self._llm,
@@ -123,7 +123,7 @@ class EmbeddedEngine:
             seconds = time.perf_counter() - started
             self._remember()
             text = self._llm.detokenize(generation.tokens).decode("utf-8", errors="ignore")
-        return self._chat_response(text, generation, len(prompt), cached, seconds)
+        return self._chat_response(text, generation, len(prompt), seconds)
 
     def tokenize(self, data: bytes) -> list[int]:
         with self._lock:
@@ -213,7 +213,6 @@ class EmbeddedEngine:
         n = len(state.tokens)
         self._llm.input_ids[:n] = state.tokens
         self._llm.n_tokens = n
-        self._llm._requires_eval = True
         self.stats.restores += 1
         self.stats.seconds_restoring += time.perf_counter() - started
 
@@ -241,10 +240,9 @@ class EmbeddedEngine:
             stop_token_ids=[eos],
         )
 
-    def _chat_response(
-        self, text: str, generation: Generation, prompt_tokens: int, cached: int, seconds: float
-    ) -> dict[str, Any]:
+    def _chat_response(self, text: str, generation: Generation, prompt_tokens: int, seconds: float) -> dict[str, Any]:
         completion_tokens = len(generation.tokens)
+        cached = generation.reused_prompt_tokens
         stats = self.stats
         stats.calls += 1
         stats.prompt_tokens += prompt_tokens
@@ -274,14 +272,3 @@ class EmbeddedEngine:
                 "prompt_tokens_details": {"cached_tokens": cached},
             },
         }
-
-
-class _NoLock:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *_: object) -> None:
-        return None
-
-
-_NO_LOCK = _NoLock()
