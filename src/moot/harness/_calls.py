@@ -6,15 +6,15 @@ The stack for one agent in one row (outermost first)::
 
 * The **logical** meter sees every call, cache hits included: the compute an
   arm used. The **billed** meter sees only calls that reached the model.
-  Both are reported (DESIGN: cache hits cost nothing but did happen).
+  Both are reported: a cache hit costs nothing, but the compute it stands for did happen.
 * AutoGen's cache key covers the messages, the json_output schema and the
   create args but *not* the model or its sampling settings, so there is one
   store per full spec (provider, model, temperature, seed, max_tokens,
   base_url): a different seed can never replay another seed's sample.
 * Cache hits skip the endpoint limit: they take no endpoint capacity.
 
-This module is the harness's one seam to AutoGen's client types (DESIGN keeps
-``autogen_*`` out of the harness otherwise); it belongs in ``moot.models``
+This module is the harness's one seam to AutoGen's client types (only models,
+roles, teams and conditions import ``autogen_*``, to keep that seam narrow); it belongs in ``moot.models``
 once that package grows a caching layer of its own.
 """
 

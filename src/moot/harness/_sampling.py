@@ -1,7 +1,7 @@
 """The call-count baselines: ``single`` (one generator call) and ``self-consistency`` (k samples + majority vote).
 
-Self-consistency is the baseline debate must beat at equal compute (DESIGN:
-most debate gains vanish against majority vote). Each sample runs on its own
+Self-consistency is the baseline debate must beat at equal compute: published
+debate gains mostly vanish against a majority vote of as many samples. Each sample runs on its own
 seed at a sampling temperature (0.7 unless the spec sets one), so samples
 differ and each has its own cache entry. Code samples are voted on by
 behaviour (see ``_vote``); short answers by normalised plurality.

@@ -45,7 +45,7 @@ def rounds_from(transcript: Sequence[Any]) -> list[DebateRound]:
 
 
 class DebateMetrics(BaseModel):
-    """Conformity and diversity signals (see DESIGN: agents conform; track it)."""
+    """Conformity and diversity signals: small debating models conform to each other, so this is tracked."""
 
     first_round_diversity: int
     """Distinct normalised answers in round 1 (independent answers)."""
