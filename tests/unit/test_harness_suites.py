@@ -12,8 +12,9 @@ from moot.errors import ConfigError
 from moot.harness import CodeTests, ExactMatch, Item, LLMJudge, NumericMatch, RegexMatch, RowContext, load_suite
 from moot.harness._calls import CallCache, ClientFactory, EndpointLimits
 from moot.harness._examples import docstring_examples
-from moot.harness._scorers import assemble_program, last_number
+from moot.harness._scorers import last_number
 from moot.models import ModelSpec
+from moot.roles._programs import assemble_program
 from moot.scenario import RoleModels
 from moot.tools import run_tests
 from tests.unit.test_harness_support import PromptModel

@@ -11,8 +11,9 @@ from autogen_core import CancellationToken
 from moot import Critique, Reflection, RoleAgent, role
 from moot.conditions import MaxRounds, ScoreThreshold
 from moot.errors import ConfigError, ToolFaultError
+from moot.roles._programs import extract_code
 from moot.roles._prompts import render
-from moot.roles._test_critic import TestCritic, TestCriticConfig, extract_code, to_critique
+from moot.roles._test_critic import TestCritic, TestCriticConfig, to_critique
 from moot.testing import ScriptedModel
 from moot.tools import SandboxLimits, SandboxResult, SandboxStatus, run_tests
 

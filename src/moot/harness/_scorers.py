@@ -21,10 +21,10 @@ from moot.arbiters import normalise_answer
 from moot.errors import ConfigError, ToolFaultError
 from moot.harness._items import Item, Score, ScoreContext
 from moot.roles import Role, register_role
-from moot.roles._test_critic import extract_code
+from moot.roles._programs import assemble_program
 from moot.tools import SandboxLimits, SandboxStatus
 
-__all__ = ["CodeTests", "ExactMatch", "Judgement", "LLMJudge", "NumericMatch", "RegexMatch", "assemble_program"]
+__all__ = ["CodeTests", "ExactMatch", "Judgement", "LLMJudge", "NumericMatch", "OptionMatch", "RegexMatch"]
 
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
@@ -39,6 +39,35 @@ class ExactMatch:
     async def score(self, item: Item, answer: str, ctx: ScoreContext) -> Score:
         ok = normalise_answer(answer) == normalise_answer(self.expected)
         return Score(1.0 if ok else 0.0, "" if ok else f"expected {self.expected!r}")
+
+
+@dataclass(frozen=True)
+class OptionMatch:
+    """For a closed answer set: the option the answer names, compared with the expected option.
+
+    The answer names an option when it is that option (after normalisation),
+    or mentions exactly one option as a whole word ("No, because ...").
+    Prose that names none, or several, scores 0.
+    """
+
+    expected: str
+    options: tuple[str, ...]
+    cheap: bool = True
+
+    def named(self, answer: str) -> str | None:
+        said = normalise_answer(answer)
+        normal = {normalise_answer(o): o for o in self.options}
+        if said in normal:
+            return normal[said]
+        mentioned = [o for n, o in normal.items() if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", said)]
+        return mentioned[0] if len(mentioned) == 1 else None
+
+    async def score(self, item: Item, answer: str, ctx: ScoreContext) -> Score:
+        named = self.named(answer)
+        if named is None:
+            return Score(0.0, f"names none of the options {', '.join(self.options)} (or several)")
+        ok = normalise_answer(named) == normalise_answer(self.expected)
+        return Score(1.0 if ok else 0.0, "" if ok else f"answered {named!r}, expected {self.expected!r}")
 
 
 @dataclass(frozen=True)
@@ -129,20 +158,6 @@ class LLMJudge:
         if not isinstance(judgement, Judgement):
             raise TypeError(f"the judge must answer with a Judgement, got {type(judgement).__name__}")
         return Score(1.0 if judgement.verdict == "correct" else 0.0, judgement.reasoning)
-
-
-def assemble_program(stub: str, answer: str, entry_point: str) -> str:
-    """The program to test: the stub (imports, helpers) followed by the answer's code.
-
-    An answer that defines the entry point replaces the stub's empty function
-    (a later ``def`` wins); one that does not is taken as the function body.
-    """
-    code, fenced = extract_code(answer)
-    if not fenced:  # unfenced text is taken as is: stripping it would break a body's indentation
-        code = answer.rstrip().lstrip("\n")
-    if re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.MULTILINE):
-        return f"{stub.rstrip()}\n\n\n{code}\n"
-    return f"{stub}{code}\n"
 
 
 HIDDEN_TEST_LIMITS = SandboxLimits(wall_seconds=30, test_seconds=15, cpu_seconds=20)

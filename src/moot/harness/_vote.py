@@ -18,13 +18,11 @@ from dataclasses import dataclass, field
 
 from moot.arbiters import normalise_answer
 from moot.harness._items import CodeTask
-from moot.harness._scorers import assemble_program
-from moot.roles._test_critic import extract_code
-from moot.tools import SandboxLimits, SandboxRunner, SandboxStatus
+from moot.roles._programs import assemble_program, extract_code
+from moot.tools import SandboxLimits, SandboxRunner, SandboxStatus, probe_signature, probe_test
 
 __all__ = ["Vote", "vote_answers", "vote_programs"]
 
-_MARK = "<<moot-probe>>"
 _PROBE_LIMITS = SandboxLimits(wall_seconds=20, test_seconds=10, cpu_seconds=15, output_chars=50_000)
 _BROKEN = "<broken>"
 
@@ -60,27 +58,6 @@ def vote_answers(answers: Sequence[str]) -> Vote:
     return _plurality([normalise_answer(a) or _BROKEN for a in answers])
 
 
-def probe_test(calls: Sequence[str]) -> str:
-    """A sandbox 'test' that prints every call's repr (or the exception it raised) on one marked line."""
-    return (
-        "import json as __json\n"
-        "__out = []\n"
-        f"for __call in {list(calls)!r}:\n"
-        "    try:\n"
-        "        __out.append(repr(eval(__call)))\n"
-        "    except BaseException as __exc:\n"
-        "        __out.append('raised ' + type(__exc).__name__)\n"
-        f"print({_MARK!r} + __json.dumps(__out))\n"
-    )
-
-
-def _signature(stdout: str) -> str | None:
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(_MARK):
-            return line[len(_MARK) :]
-    return None
-
-
 def _syntax_key(code: str) -> str:
     try:
         return ast.dump(ast.parse(code))
@@ -92,7 +69,7 @@ async def _behaviour(program: str, test: str, sandbox: SandboxRunner) -> str:
     result = await asyncio.to_thread(sandbox, program, [test], _PROBE_LIMITS)
     if result.status is SandboxStatus.TOOL_FAULT:
         return _BROKEN
-    return _signature(result.stdout) or _BROKEN
+    return probe_signature(result.stdout) or _BROKEN
 
 
 async def vote_programs(task: CodeTask, drafts: Sequence[str], sandbox: SandboxRunner) -> Vote:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 from collections.abc import AsyncGenerator, Sequence
 from typing import ClassVar, Self
 
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.errors import ConfigError, ToolFaultError
 from moot.roles._critique import Critique
+from moot.roles._programs import extract_code
 from moot.tools import (
     Outcome,
     SandboxLimits,
@@ -40,15 +40,10 @@ from moot.tools import (
     validate_tests,
 )
 
-__all__ = ["TestCritic", "TestCriticConfig", "extract_code", "to_critique"]
+__all__ = ["TestCritic", "TestCriticConfig", "failure_lines", "run_sandbox", "to_critique"]
 
 DESCRIPTION = "Runs the draft's code against its tests in a sandbox and reports each failing test."
 
-# Markers of the critique turn prompt (roles/prompts/turns/critique.j2): the draft sits between them.
-_DRAFT_MARK = "Draft to review:"
-_AFTER_DRAFT_MARK = "\nIssues you reported on the previous draft"
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_PYTHON_TAGS = frozenset({"", "python", "py", "python3"})
 _MAX_ISSUES = 6  # Critique.issues max_length
 _POINT = 300  # Critique's max length of one issue or strength
 
@@ -121,7 +116,17 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
         if not messages:
             raise ValueError(f"{self.name} got no message; it reviews the draft in the latest message")
         code, fenced = extract_code(messages[-1].to_model_text())
-        result, tool_faults = await self._run(code, cancellation_token)
+        config = self.config
+        result, tool_faults = await run_sandbox(
+            self.runner,
+            code,
+            config.tests,
+            config.limits,
+            tool=self.name,
+            token=cancellation_token,
+            retries=config.tool_retries,
+            backoff_seconds=config.retry_backoff_seconds,
+        )
         self.last_result = result
         message = StructuredMessage[Critique](
             content=to_critique(result, fenced=fenced),
@@ -134,25 +139,6 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
             },
         )
         return Response(chat_message=message)
-
-    async def _run(self, code: str, token: CancellationToken) -> tuple[SandboxResult, int]:
-        """The sandbox result and how many tool faults preceded it; ToolFaultError when retries run out."""
-        config, error = self.config, ""
-        for attempt in range(config.tool_retries + 1):
-            if attempt:
-                await asyncio.sleep(config.retry_backoff_seconds * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
-            # A thread, so the blocking run (bounded by limits.wall_seconds) does not stall the event loop.
-            future = asyncio.ensure_future(asyncio.to_thread(self.runner, code, config.tests, config.limits))
-            token.link_future(future)
-            try:
-                result = await future
-            except OSError as exc:
-                error = f"{type(exc).__name__}: {exc}"
-                continue
-            if result.status is not SandboxStatus.TOOL_FAULT:
-                return result, attempt
-            error = result.tool_error or "the sandbox reported a tool fault without details"
-        raise ToolFaultError(self.name, config.tool_retries + 1, error)
 
     async def on_messages_stream(
         self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken
@@ -177,22 +163,39 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
         )
 
 
-def extract_code(text: str) -> tuple[str, bool]:
-    """The code to run from a critique prompt (or any text), and whether it came from a fenced block.
+async def run_sandbox(
+    runner: SandboxRunner,
+    code: str,
+    tests: Sequence[str],
+    limits: SandboxLimits,
+    *,
+    tool: str,
+    token: CancellationToken | None = None,
+    retries: int = 2,
+    backoff_seconds: float = 0.2,
+) -> tuple[SandboxResult, int]:
+    """The sandbox result and how many tool faults preceded it; ToolFaultError once ``retries`` run out.
 
-    Only the draft is searched when the text is a critique prompt, so code
-    quoted in the task (e.g. the function to fix) is never run in its place.
-    The draft's last ```python (or untagged) block wins; with no block, the
-    draft itself is taken as code.
+    The run happens in a thread, so the blocking sandbox (bounded by
+    ``limits.wall_seconds``) never stalls the event loop; faults of the
+    sandbox itself are retried with jittered backoff, never blamed on the code.
     """
-    section = text
-    start = text.find(_DRAFT_MARK)
-    if start >= 0:
-        section = text[start + len(_DRAFT_MARK) :]
-        end = section.rfind(_AFTER_DRAFT_MARK)
-        section = section[:end] if end >= 0 else section
-    blocks = [body for tag, body in _FENCE.findall(section) if tag.lower() in _PYTHON_TAGS]
-    return (blocks[-1], True) if blocks else (section.strip(), False)
+    error = ""
+    for attempt in range(retries + 1):
+        if attempt:
+            await asyncio.sleep(backoff_seconds * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
+        future = asyncio.ensure_future(asyncio.to_thread(runner, code, list(tests), limits))
+        if token is not None:
+            token.link_future(future)
+        try:
+            result = await future
+        except OSError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            continue
+        if result.status is not SandboxStatus.TOOL_FAULT:
+            return result, attempt
+        error = result.tool_error or "the sandbox reported a tool fault without details"
+    raise ToolFaultError(tool, retries + 1, error)
 
 
 def to_critique(result: SandboxResult, *, fenced: bool = True) -> Critique:
@@ -200,7 +203,7 @@ def to_critique(result: SandboxResult, *, fenced: bool = True) -> Critique:
     if result.status is SandboxStatus.TOOL_FAULT:
         raise ValueError("a tool fault is not a critique of the draft; retry the sandbox instead")
     passed, total = result.passed, result.total
-    issues = _issues(result)
+    issues = failure_lines(result)
     if result.status is not SandboxStatus.PASSED and not issues:
         issues = ["the sandbox reported a failure without details; run the tests locally to see it"]
     passing = [t for t in result.tests if t.outcome is Outcome.PASSED]
@@ -214,7 +217,8 @@ def to_critique(result: SandboxResult, *, fenced: bool = True) -> Critique:
     )
 
 
-def _issues(result: SandboxResult) -> list[str]:
+def failure_lines(result: SandboxResult) -> list[str]:
+    """One line per failing test (at most six), or the one reason the code did not load."""
     load = result.load
     if load is not None and load.outcome is not Outcome.PASSED:
         if load.outcome is Outcome.TIMEOUT:

@@ -28,6 +28,7 @@ from moot.tools._permissions import (
     command_allowed,
     paths_under,
 )
+from moot.tools._probe import probe_signature, probe_test
 from moot.tools._sandbox import SandboxRunner, run_tests, validate_tests
 from moot.tools._tool import (
     ReadFileArgs,
@@ -69,6 +70,8 @@ __all__ = [
     "command_allowed",
     "label_for",
     "paths_under",
+    "probe_signature",
+    "probe_test",
     "read_file_tool",
     "run_python_tool",
     "run_tests",

@@ -1,0 +1,57 @@
+"""Programs in model replies: the code a draft holds, and the whole program to run from it.
+
+One owner for "which code do we run": the test critic, the code debate, the
+behaviour vote and the hidden-test scorer all read a reply through here, so
+a draft is never run one way when reviewed and another when scored.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["assemble_program", "extract_code", "program_of"]
+
+# Markers of the critique turn prompt (roles/prompts/turns/critique.j2): the draft sits between them.
+_DRAFT_MARK = "Draft to review:"
+_AFTER_DRAFT_MARK = "\nIssues you reported on the previous draft"
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_PYTHON_TAGS = frozenset({"", "python", "py", "python3"})
+
+
+def extract_code(text: str) -> tuple[str, bool]:
+    """The code to run from a critique prompt (or any text), and whether it came from a fenced block.
+
+    Only the draft is searched when the text is a critique prompt, so code
+    quoted in the task (e.g. the function to fix) is never run in its place.
+    The draft's last ```python (or untagged) block wins; with no block, the
+    draft itself is taken as code.
+    """
+    section = text
+    start = text.find(_DRAFT_MARK)
+    if start >= 0:
+        section = text[start + len(_DRAFT_MARK) :]
+        end = section.rfind(_AFTER_DRAFT_MARK)
+        section = section[:end] if end >= 0 else section
+    blocks = [body for tag, body in _FENCE.findall(section) if tag.lower() in _PYTHON_TAGS]
+    return (blocks[-1], True) if blocks else (section.strip(), False)
+
+
+def assemble_program(stub: str, answer: str, entry_point: str) -> str:
+    """The program to test: the stub (imports, helpers) followed by the answer's code.
+
+    An answer that defines the entry point replaces the stub's empty function
+    (a later ``def`` wins); one that does not is taken as the function body.
+    """
+    code, fenced = extract_code(answer)
+    if not fenced:  # unfenced text is taken as is: stripping it would break a body's indentation
+        code = answer.rstrip().lstrip("\n")
+    if re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.MULTILINE):
+        return f"{stub.rstrip()}\n\n\n{code}\n"
+    return f"{stub}{code}\n"
+
+
+def program_of(reply: str, stub: str = "", entry_point: str | None = None) -> str:
+    """The program a reply stands for: assembled onto ``stub`` when the task gave one, else its code alone."""
+    if stub and entry_point:
+        return assemble_program(stub, reply, entry_point)
+    return extract_code(reply)[0]
