@@ -9,7 +9,7 @@ from autogen_agentchat.base import TerminationCondition
 
 from moot import Critique, Reflection, RoleAgent, role
 from moot.arbiters import Arbiter, ExpertAssessment, Verdict
-from moot.roles import Position
+from moot.roles import Opening
 from moot.teams import Debate
 from moot.teams._hooks import TeamHooks
 from moot.testing import ScriptedModel
@@ -49,21 +49,44 @@ def reflection() -> Callable[..., Reflection]:
 EXPERTS = ("architect", "ops", "business")
 
 
-def make_position(answer: str, *arguments: str, rebuttals: tuple[str, ...] = (), confidence: float = 0.7) -> Position:
-    """A valid position; later rounds need at least one rebuttal (see ``make_rebuttal``)."""
-    return Position(
+def make_position(answer: str, *arguments: str, confidence: float = 0.7) -> Opening:
+    """A valid round-1 reply (an Opening; a debate stores it as a Position)."""
+    return Opening(
         reasoning=f"weighing {answer} from my angle",
-        rebuttals=list(rebuttals),
         answer=answer,
         key_arguments=list(arguments) or [f"argument for {answer}"],
         confidence=confidence,
-        would_change_mind="new incident data",
     )
 
 
-def make_rebuttal(answer: str, *arguments: str, confidence: float = 0.7) -> Position:
-    """A valid round-2+ position: it rebuts one point."""
-    return make_position(answer, *arguments, rebuttals=("the others overlook the migration",), confidence=confidence)
+def make_rebuttal(answer: str, *arguments: str, claim: str | None = None, confidence: float = 0.7):
+    """A valid round-2+ position; ``claim`` is the other expert's claim it answers (by default the first one
+    the rebutting expert was offered: a callable reply reads it from the request)."""
+    from moot.roles import Rebuttal
+
+    if claim is not None:
+        return Rebuttal(
+            claim=claim,
+            response="the others overlook the migration",
+            answer=answer,
+            because="no argument outweighed mine",
+            key_arguments=list(arguments) or [f"argument for {answer}"],
+            confidence=confidence,
+        )
+
+    def reply(messages, output=None):
+        schema = output.model_json_schema()["properties"].get("claim", {}) if output is not None else {}
+        chosen = schema.get("const") or (schema.get("enum") or ["someone: a claim"])[0]
+        return Rebuttal(
+            claim=chosen,
+            response="the others overlook the migration",
+            answer=answer,
+            because="no argument outweighed mine",
+            key_arguments=list(arguments) or [f"argument for {answer}"],
+            confidence=confidence,
+        ).model_dump_json()
+
+    return reply
 
 
 def make_verdict(decision: str, confidence: float = 0.8) -> Verdict:

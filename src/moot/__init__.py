@@ -16,6 +16,8 @@ from moot.errors import (
 from moot.models import ModelSpec
 from moot.roles import Critique, Position, Role, RoleAgent, TestCritic, custom_role, expert, role
 from moot.teams import (
+    CodeDebate,
+    CodeDebateResult,
     Debate,
     DebateResult,
     Feedback,
@@ -30,6 +32,8 @@ from moot.tools import PermissionPolicy, Rule, Tool, builtin_tools
 __version__ = "0.1.0"
 
 __all__ = [
+    "CodeDebate",
+    "CodeDebateResult",
     "ConfigError",
     "Critique",
     "Debate",

@@ -163,7 +163,8 @@ def _describe(message: BaseAgentEvent | BaseChatMessage) -> tuple[str, str]:
     if isinstance(content, Critique):
         return "critique", f"score {content.score}, {content.verdict}: {content.reasoning}"
     if isinstance(content, Position):
-        return "position", f"{content.answer} ({content.confidence:.2f}): {content.reasoning}"
+        said = f"on {content.claim}: {content.response}" if content.claim else content.reasoning
+        return "position", f"{content.answer} ({content.confidence:.2f}): {said}"
     if isinstance(content, Verdict):
         return "verdict", f"{content.decision}: {content.rationale}"
     kind = message.metadata.get("moot_kind") or ("task" if message.source == "user" else type(message).__name__)

@@ -65,11 +65,15 @@ def _position_panel(source: str, position: Position) -> Panel:
     head = Text.assemble(
         ("answer ", "bold"), (position.answer, "cyan"), (f"  confidence {position.confidence:.2f}", "dim")
     )
-    body = [head, Text(position.reasoning, style="dim")]
+    body = [head]
+    if position.claim:
+        body.append(Text(f"on {position.claim}", style="yellow"))
+        body.append(Text(f"  {position.response}", style="yellow"))
+    if position.reasoning:
+        body.append(Text(position.reasoning, style="dim"))
+    if position.because:
+        body.append(Text(f"because: {position.because}", style="dim"))
     body += [Text(f"+ {a}", style="green") for a in position.key_arguments]
-    body += [Text(f"= agrees: {a}", style="blue") for a in position.agreements]
-    body += [Text(f"x rebuts: {r}", style="yellow") for r in position.rebuttals]
-    body.append(Text(f"would change mind: {position.would_change_mind}", style="dim"))
     return Panel(Group(*body), title=source, title_align="left", border_style="blue")
 
 

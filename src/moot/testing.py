@@ -16,6 +16,7 @@ less. Nothing here touches the network.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import time
 from collections import deque
@@ -46,7 +47,8 @@ from moot.models._whole_reply import WholeReplyStream
 __all__ = ["DeterministicModel", "Reply", "ScriptedCall", "ScriptedClient", "ScriptedModel", "count_words"]
 
 Reply = str | BaseModel | Mapping[str, Any] | Exception | Callable[[Sequence[LLMMessage]], str]
-"""A scripted reply: text, a model/dict (sent as JSON), an exception to raise, or a function of the prompt."""
+"""A scripted reply: text, a model/dict (sent as JSON), an exception to raise, or a function of the prompt
+(called with the requested schema too when it takes two arguments)."""
 
 _INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
@@ -124,6 +126,8 @@ class ScriptedClient(WholeReplyStream, ChatCompletionClient):
         if isinstance(reply, _Computed):
             return reply(messages, output if isinstance(output, type) else None)
         if callable(reply):
+            if len(inspect.signature(reply).parameters) >= 2:
+                return reply(messages, output if isinstance(output, type) else None)
             return reply(messages)
         return reply
 
@@ -285,7 +289,8 @@ def _properties(output: type[BaseModel]) -> dict[str, Any]:
 def _fake_structured(output: type[BaseModel], agent: str, digest: int) -> dict[str, Any]:
     """A valid instance of a moot schema, with values drawn from ``digest``."""
     fields = _properties(output)
-    options = fields.get("answer", fields.get("decision", {})).get("enum") or ["yes", "no"]
+    answer = fields.get("answer", fields.get("decision", {}))
+    options = answer.get("enum") or ([answer["const"]] if "const" in answer else ["yes", "no"])
     choice = options[digest % len(options)]
     point = f"{agent} point {digest % 97}"
     candidates: dict[str, Any] = {
@@ -295,16 +300,19 @@ def _fake_structured(output: type[BaseModel], agent: str, digest: int) -> dict[s
         "strengths": [point],
         "issues": [f"{agent} issue {digest % 89}"],
         "verdict": "revise",
-        "agreements": [],
-        "rebuttals": [f"{agent} rebuts {digest % 83}"],
+        "response": f"{agent} answers it {digest % 83}",
+        "because": f"{agent} keeps its reasons {digest % 71}",
         "answer": choice,
         "decision": choice,
         "key_arguments": [point],
         "confidence": round((digest % 100) / 100, 2),
-        "would_change_mind": "new evidence",
         "assessments": [{"expert": agent, "assessment": f"assessed {digest % 79}"}],
         "dissent": [],
     }
+    claim = fields.get("claim", {})
+    claims = claim.get("enum") or ([claim["const"]] if "const" in claim else None)
+    if claims:
+        candidates["claim"] = claims[digest % len(claims)]
     return {name: candidates[name] for name in fields if name in candidates}
 
 

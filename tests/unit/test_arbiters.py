@@ -137,3 +137,32 @@ async def test_majority_vote_breaks_a_full_tie_alphabetically_not_by_order(rever
 async def test_majority_vote_on_no_positions_raises():
     with pytest.raises(ValueError, match="MajorityVote needs at least one position"):
         await MajorityVote().rule(TASK, [])
+
+
+@pytest.mark.parametrize("experts", [2, 3, 8])
+async def test_majority_vote_rules_on_answers_at_every_fields_maximum_length(experts):
+    """Experts may legitimately say as much as a Position allows; the ruling must never fail on it."""
+    from moot.roles import Position
+
+    fields = Position.model_fields
+    cap = {name: fields[name].metadata for name in ("answer", "reasoning")}
+    longest = {name: next(m.max_length for m in meta if hasattr(m, "max_length")) for name, meta in cap.items()}
+    quote = "'\"\\\n"  # characters repr() escapes, so the quoted answer grows beyond its own length
+    positions = []
+    for i in range(experts):
+        answer = (quote * 100 + f"answer {i % 2}")[-longest["answer"] :]
+        positions.append(
+            (
+                f"expert_{i}_" + "x" * 49,  # a 60-character name
+                Position(
+                    reasoning="r" * longest["reasoning"],
+                    answer=answer,
+                    key_arguments=["a" * 200] * 3,
+                    confidence=1.0,
+                ),
+            )
+        )
+    verdict = await MajorityVote().rule(TASK, positions)
+    assert Verdict.model_validate(verdict.model_dump()) == verdict
+    assert verdict.decision in {p.answer for _, p in positions}
+    assert len(verdict.assessments) == experts

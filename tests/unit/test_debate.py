@@ -10,7 +10,7 @@ import pytest
 from moot.arbiters import MajorityVote, Verdict, normalise_answer
 from moot.conditions import Consensus, MaxRounds, NoProgress, TokenBudget
 from moot.models import ModelSpec
-from moot.roles import Position, RoleAgent, role
+from moot.roles import Opening, Position, RoleAgent, role
 from moot.scenario import load_scenario, parse_model_options
 from moot.teams import Debate, DebateMetrics
 from moot.testing import ScriptedModel, count_words
@@ -61,7 +61,7 @@ async def test_round_one_answers_are_independent():
         assert request.removesuffix(role(name).persona) == opening["ops"].messages[1].content.removesuffix(
             role("ops").persona
         )
-        assert call.json_output is Position
+        assert call.json_output is Opening
     assert "This is the first round: answer independently." in opening["ops"].messages[1].content
 
 
@@ -101,7 +101,8 @@ async def test_prompt_size_does_not_grow_with_the_transcript():
         sizes = [count_words(call.prompt_text) for call in calls[1:]]
         assert sizes == [sizes[0]] * 4, f"{name}'s prompt grew over rounds 2-5: {sizes}"
     ruling = model.calls("arbiter")[0].prompt_text
-    assert all(arg(name, 5) in ruling and arg(name, 4) not in ruling for name in EXPERTS)
+    # The latest arguments; earlier ones only where a rebuttal quotes the claim it answered.
+    assert all(arg(name, 5) in ruling and f"- {arg(name, 4)}" not in ruling for name in EXPERTS)
 
 
 # ------------------------------------------------------------ consensus
@@ -224,10 +225,14 @@ async def test_metrics_of_a_debate_with_known_flips(decision, matches):
             "architect": [
                 "I think we should split",
                 make_position("split"),
-                make_rebuttal("keep"),
+                make_rebuttal("keep", claim="ops: argument for keep"),  # moved to keep answering a keep claim
                 make_rebuttal("keep"),
             ],
-            "ops": [make_position("keep"), make_rebuttal("split"), make_rebuttal("keep")],  # keep -> split -> keep
+            "ops": [  # keep -> split -> keep
+                make_position("keep"),
+                make_rebuttal("split", claim="business: argument for keep"),  # moved with no argument for split
+                make_rebuttal("keep", claim="business: argument for keep"),  # moved back answering a keep claim
+            ],
             "business": [make_position("keep"), make_rebuttal("keep"), make_rebuttal("keep")],
             "arbiter": [make_verdict(decision)],
         }
@@ -243,11 +248,17 @@ async def test_metrics_of_a_debate_with_known_flips(decision, matches):
     assert result.metrics == DebateMetrics(
         first_round_diversity=2,
         flips={"architect": [2], "ops": [2, 3], "business": []},
+        argued_flips=2,
+        unargued_flips=1,
         agreement_per_round=[2 / 3, 2 / 3, 1.0],
         first_round_majority="keep",
         final_matches_first_majority=matches,
+        final_in_first_round=True,
+        final_majority="keep",
+        tokens_per_round=[sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values()) for r in result.rounds],
         parse_failures=1,
     )
+    assert all(tokens > 0 for tokens in result.metrics.tokens_per_round)
 
 
 # ------------------------------------------------------------ arbiters
@@ -313,26 +324,46 @@ async def test_a_later_good_ruling_clears_an_earlier_fallback():
 
 
 # ------------------------------------------------------------ rebuttals and options
-async def test_a_later_position_without_a_rebuttal_is_fed_back():
-    no_rebuttal = make_position("split", "still the same point")
+async def test_a_later_position_that_answers_no_claim_is_fed_back():
+    no_claim = make_position("split", "still the same point")
     model = ScriptedModel(
         {
-            "architect": [make_position("split"), no_rebuttal, make_rebuttal("split")],
-            "ops": [make_position("keep"), make_rebuttal("keep")],
+            "architect": [make_position("split"), no_claim, make_rebuttal("split")],
+            "ops": [make_position("keep", "OPS-CLAIM"), make_rebuttal("keep")],
             "arbiter": [make_verdict("keep")],
         }
     )
     with model:
         result = await make_debate(model, MaxRounds(2), experts=("architect", "ops")).run(task=TASK)
     calls = model.calls("architect")
-    assert len(calls) == 3  # round 1 accepted without rebuttals; round 2 retried once
+    assert len(calls) == 3  # round 1 accepted without a claim; round 2 retried once
     retry = calls[2].messages
-    assert retry[-2].content == no_rebuttal.model_dump_json()
-    assert retry[-1].content.startswith("Your reply was not valid: rebuttals: List should have at least 1 item")
-    assert result.rounds[0].positions["architect"].rebuttals == []
-    assert result.rounds[1].positions["architect"].rebuttals == ["the others overlook the migration"]
+    assert retry[-2].content == no_claim.model_dump_json()
+    assert retry[-1].content.startswith("Your reply was not valid: claim: Field required")
+    assert result.rounds[0].positions["architect"].claim is None
+    second = result.rounds[1].positions["architect"]
+    assert (second.claim, second.responds_to) == ("ops: OPS-CLAIM", "ops")  # the only claim it could answer
     assert (result.metrics.parse_failures, result.partial) == (1, False)
     assert [m.metadata["parse_failures"] for m in result.messages if m.source == "architect"] == ["0", "1"]
+
+
+async def test_a_rebuttal_can_only_answer_another_experts_claim_as_it_was_made():
+    model = ScriptedModel(
+        {
+            "architect": [make_position("split", "ARCH-1", "ARCH-2"), make_rebuttal("split")],
+            "ops": [make_position("keep", "OPS-1"), make_rebuttal("keep", claim="ops: OPS-1"), make_rebuttal("keep")],
+            "arbiter": [make_verdict("keep")],
+        }
+    )
+    with model:
+        result = await make_debate(model, MaxRounds(2), experts=("architect", "ops")).run(task=TASK)
+    ops = model.calls("ops")
+    assert ops[1].json_output.model_json_schema()["properties"]["claim"]["enum"] == [
+        "architect: ARCH-1",
+        "architect: ARCH-2",
+    ]
+    assert "claim: Input should be 'architect: ARCH-1' or 'architect: ARCH-2'" in ops[2].messages[-1].content
+    assert result.rounds[1].positions["ops"].responds_to == "architect"
 
 
 async def test_answers_outside_the_options_are_fed_back():

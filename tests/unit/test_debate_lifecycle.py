@@ -216,10 +216,10 @@ def test_a_debate_needs_two_distinctly_named_experts(experts, message):
 
 async def test_usage_per_agent_per_round_is_the_scripted_word_count():
     replies = {
-        "architect": [make_position("split"), make_rebuttal("keep")],
-        "ops": [make_position("keep"), "not json at all", make_rebuttal("keep")],  # round 2 is retried once
+        "architect": [make_position("split"), make_rebuttal("keep", claim="ops: argument for keep")],
+        "ops": [make_position("keep"), "not json at all", make_rebuttal("keep", claim="architect: argument for split")],
         "arbiter": [make_verdict("keep")],
-    }
+    }  # round 2 of ops is retried once
     model = ScriptedModel(replies)
     with model:
         result = await make_debate(model, MaxRounds(2), experts=("architect", "ops")).run(task=TASK)

@@ -343,3 +343,63 @@ def test_llm_judge_calls_are_counted_apart_from_the_arm_and_cached(tmp_path, mod
     m.calls = 0
     replay = run(options(suite, out, m, arms=["single"], rerun=True))
     assert m.calls == 0 and replay.meter.calls == 6 and replay.meter.billed_calls == 0 and replay.replayed == 3
+
+
+def test_a_closed_answer_set_constrains_every_arm_and_scores_the_option_named(tmp_path, model):
+    from tests.unit.test_harness_support import critique
+
+    path = tmp_path / "yesno.jsonl"
+    items = [{"id": f"q{i}", "input": f"Is {i} even?", "answer": "No" if i % 2 else "Yes"} for i in range(3)]
+    path.write_text("\n".join(json.dumps(item) for item in items) + "\n")
+    constrained: list[bool] = []
+
+    def reply(agent, messages):
+        system, request = str(messages[0].content), str(messages[-1].content)
+        if agent == "critic":
+            return critique(90)
+        constrained.append('"answer": "Yes" | "No"' in system and "Answer with exactly one of: Yes, No." in request)
+        number = int(request.split("Is ")[1].split(" ")[0])
+        answer = "Yes" if number % 2 == 0 else "No"
+        if "Answer one claim of another expert" in request:
+            other = "expert_2" if agent == "expert_1" else "expert_1"
+            return {"claim": f"{other}: parity", "response": "it holds", "answer": answer, "because": "parity",
+                    "key_arguments": ["parity"], "confidence": 0.9}  # fmt: skip
+        if agent.startswith("expert_"):
+            return {"reasoning": "parity", "answer": answer, "key_arguments": ["parity"], "confidence": 0.9}
+        return {"reasoning": "parity", "answer": answer}
+
+    prompted = model("yesno", reply=reply)
+    arms = ["single", "self-consistency?k=3", "reflection", "debate"]
+    rows = run(options(f"{path}?options=Yes,No", tmp_path / "out", prompted, arms=arms)).rows
+    assert len(rows) == 12 and all(r.status == "done" and r.score == 1 for r in rows)
+    assert constrained and all(constrained)
+
+
+def test_option_scoring_compares_the_option_named_not_the_prose():
+    from moot.harness._scorers import OptionMatch
+
+    yes = OptionMatch("Yes", ("Yes", "No"))
+    item, ctx = None, None
+    said = {
+        "Yes": 1.0,
+        "yes.": 1.0,
+        "Yes, June's name comes from Juno.": 1.0,
+        "No, June's name from mythology is not possible.": 0.0,
+        "The answer is yes": 1.0,
+        "yes and no": 0.0,  # names both
+        "Juno": 0.0,  # names neither
+    }
+    for answer, expected in said.items():
+        assert asyncio.run(yes.score(item, answer, ctx)).value == expected, answer
+    letters = OptionMatch("C", ("A", "B", "C", "D"))
+    assert asyncio.run(letters.score(item, "C) 42", ctx)).value == 1.0
+
+
+def test_an_answer_outside_the_options_is_a_one_line_error(tmp_path):
+    from moot.harness import load_suite
+
+    path = tmp_path / "bad.yaml"
+    path.write_text("options: [Yes, No]\nitems:\n  - {input: 'Is 2 even?', answer: Maybe}\n")
+    with pytest.raises(ConfigError, match=r"answer 'Maybe' is not one of the options Yes, No") as caught:
+        load_suite(str(path))
+    assert "\n" not in str(caught.value)

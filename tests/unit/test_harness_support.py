@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from moot.arbiters import ExpertAssessment, Verdict
 from moot.harness._prompts import ShortAnswer
-from moot.roles import Critique, Position
+from moot.roles import Critique, Opening, Rebuttal
 from moot.testing import DeterministicModel, ScriptedClient
 
 ReplyFn = Callable[[str, Sequence[Any]], str | BaseModel | dict[str, Any]]
@@ -79,14 +79,18 @@ def write_sums(path: Path, n: int) -> Path:
     return path
 
 
-def position(answer: str, *, rebut: bool = False) -> Position:
-    return Position(
-        reasoning="worked it out",
+def position(answer: str, agent: str, *, rebut: bool = False) -> Opening | Rebuttal:
+    """Round 1: an Opening. Later: a Rebuttal answering another expert's (only) claim, quoted as made."""
+    if not rebut:
+        return Opening(reasoning="worked it out", answer=answer, key_arguments=["checked the sum"], confidence=0.6)
+    other = "expert_2" if agent == "expert_1" else "expert_1"
+    return Rebuttal(
+        claim=f"{other}: checked the sum",
+        response="the other sum is off",
         answer=answer,
+        because="a recount",
         key_arguments=["checked the sum"],
-        rebuttals=["the other sum is off"] if rebut else [],
         confidence=0.6,
-        would_change_mind="a recount",
     )
 
 
@@ -118,7 +122,7 @@ def arithmetic(wrong: set[int] = frozenset(), *, stubborn: bool = False) -> Repl
             return critique(90)
         if agent.startswith("expert_"):
             answer = str((total or 0) + 1) if stubborn and agent == "expert_3" else right
-            return position(answer, rebut="rebut" in text or "rebut at least one" in text)
+            return position(answer, agent, rebut="Answer one claim of another expert" in text)
         if agent == "arbiter":
             return verdict(right)
         if agent == "judge":  # an honest judge: the graded answer against the reference in its prompt

@@ -30,13 +30,24 @@ class MajorityVote:
         winner = max(sorted(tied), key=lambda a: weight[a])
         backers = [n for n, p in positions if normalise_answer(p.answer) == winner]
         shown = next(p.answer for _, p in positions if normalise_answer(p.answer) == winner)
+        # Answers may be as long as a Position allows: every text is clipped to the Verdict's caps, so the
+        # ruling never fails on what the experts legitimately said.
         return Verdict(
-            rationale=f"{len(backers)} of {len(positions)} experts answered {shown!r}: {', '.join(backers)}.",
-            assessments=[ExpertAssessment(expert=n, assessment=f"answered {p.answer!r}") for n, p in positions],
+            rationale=_clip(
+                f"{len(backers)} of {len(positions)} experts answered {shown!r}: {', '.join(backers)}.", 800
+            ),
+            assessments=[
+                ExpertAssessment(expert=_clip(n, 60), assessment=_clip(f"answered {p.answer!r}", 300))
+                for n, p in positions[:8]
+            ],
             decision=shown,
-            dissent=[f"{n} answered {p.answer!r}" for n, p in positions if n not in backers],
+            dissent=[_clip(f"{n} answered {p.answer!r}", 400) for n, p in positions if n not in backers][:3],
             confidence=len(backers) / len(positions),
         )
+
+
+def _clip(text: str, cap: int) -> str:
+    return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
 def _count(answers: Sequence[str], answer: str) -> int:

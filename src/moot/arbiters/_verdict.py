@@ -24,7 +24,7 @@ class Verdict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     rationale: str = Field(min_length=3, max_length=800)
-    assessments: list[ExpertAssessment] = Field(max_length=5)
+    assessments: list[ExpertAssessment] = Field(max_length=8)
     decision: str = Field(min_length=1, max_length=300)
     dissent: list[Point] = Field(default_factory=list, max_length=3)
     confidence: float = Field(ge=0.0, le=1.0)

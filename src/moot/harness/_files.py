@@ -6,23 +6,26 @@ defaults and ``items:``. An item's own fields win over the spec's options
 defaults. Fields::
 
     id, input (or question / prompt), answer (or target), scoring, pattern,
-    tolerance, rel_tolerance, rubric, tests, visible_tests, entry_point, stub
+    tolerance, rel_tolerance, rubric, tests, visible_tests, entry_point, stub,
+    options (a closed answer set such as [Yes, No]: every arm's answer is
+    constrained to it, and an exact-scored answer is compared as an option)
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from moot.errors import ConfigError
 from moot.harness._examples import docstring_examples
 from moot.harness._humaneval import CODE_TASK_TEMPLATE
 from moot.harness._items import CodeTask, Item, Scorer, Suite
-from moot.harness._scorers import CodeTests, ExactMatch, LLMJudge, NumericMatch, RegexMatch
+from moot.harness._scorers import CodeTests, ExactMatch, LLMJudge, NumericMatch, OptionMatch, RegexMatch
 from moot.harness._specs import SpecParts
 
 __all__ = ["FILE_SUFFIXES", "SCORING_KINDS", "file_suite"]
@@ -30,7 +33,7 @@ __all__ = ["FILE_SUFFIXES", "SCORING_KINDS", "file_suite"]
 FILE_SUFFIXES = (".jsonl", ".yaml", ".yml")
 SCORING_KINDS = ("exact", "regex", "numeric", "judge", "tests")
 Scoring = Literal["exact", "regex", "numeric", "judge", "tests"]
-_DEFAULT_KEYS = ("scoring", "tolerance", "rel_tolerance", "rubric")
+_DEFAULT_KEYS = ("scoring", "tolerance", "rel_tolerance", "rubric", "options")
 
 
 class FileItem(BaseModel):
@@ -53,11 +56,25 @@ class FileItem(BaseModel):
     visible_tests: list[str] | None = None
     entry_point: str | None = None
     stub: str | None = None
+    options: list[str] | None = Field(default=None, min_length=2)
+    """A closed answer set, e.g. [Yes, No]: answers are constrained to it and scored by the option named."""
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _split_options(cls, value: Any) -> Any:
+        """``options=Yes,No`` in a suite spec arrives as one string."""
+        return [o.strip() for o in value.split(",") if o.strip()] if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _has_a_task(self) -> FileItem:
         if not (self.text or self.stub):
             raise ValueError("an item needs 'input' (or 'question' / 'prompt'), or a code 'stub'")
+        if (
+            self.options
+            and self.expected is not None
+            and not OptionMatch(self.expected, tuple(self.options)).named(self.expected)
+        ):
+            raise ValueError(f"answer {self.expected!r} is not one of the options {', '.join(self.options)}")
         return self
 
     @property
@@ -68,6 +85,20 @@ class FileItem(BaseModel):
     def expected(self) -> str | None:
         value = self.answer if self.answer is not None else self.target
         return None if value is None else str(value)
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """YAML with YAML 1.2's booleans: only true/false. Under 1.1 rules ``options: [Yes, No]`` or
+    ``answer: no`` would silently become booleans, and a yes/no suite could never be scored."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 
 def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
@@ -86,7 +117,7 @@ def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
                     raise ConfigError(f"{path} line {number} is not valid JSON: {exc.msg}") from None
         return rows, {}
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Yaml12Loader)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {' '.join(str(exc).split())}") from None
     if isinstance(data, dict) and isinstance(data.get("items"), list):
@@ -109,6 +140,8 @@ def _scorer(item: FileItem, where: str) -> Scorer:
         if not item.tests:
             raise ConfigError(f"{where}: scoring 'tests' needs a non-empty 'tests' list")
         return CodeTests(tuple(item.tests))
+    if item.options and kind == "exact" and expected is not None:
+        return OptionMatch(expected, tuple(item.options))
     if kind == "judge":
         return LLMJudge(reference=expected, rubric=item.rubric)
     if kind == "regex":
@@ -152,12 +185,16 @@ def _item(raw: Any, index: int, defaults: dict[str, Any], path: Path) -> Item:
         raise ConfigError(f"{where}: {field}: {first['msg']}; valid fields: {valid}") from None
     code = _code_task(parsed, where)
     task = parsed.text or CODE_TASK_TEMPLATE.format(stub=parsed.stub)
+    options = tuple(parsed.options or ())
+    if options and code is None:  # every arm sees the same closed set in the task itself
+        task = f"{task}\n\nAnswer with exactly one of: {', '.join(options)}."
     return Item(
         id=str(parsed.id if parsed.id is not None else index + 1),
         task=task,
         scorer=_scorer(parsed, where),
         reference=parsed.expected,
         code=code,
+        options=options,
     )
 
 

@@ -73,6 +73,8 @@ class Item:
     reference: str | None = None
     """The expected answer, shown in reports; scoring never reads it from here."""
     code: CodeTask | None = None
+    options: tuple[str, ...] = ()
+    """A closed answer set (``Yes, No`` or ``A, B, C, D``): every arm must answer with one of them."""
 
 
 @dataclass(frozen=True)

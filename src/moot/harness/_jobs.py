@@ -79,6 +79,9 @@ async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, 
         metrics = dict(attempt.metrics)
         if attempt.candidates and job.item.scorer.cheap:
             metrics["oracle"] = await _oracle(job.item, attempt.candidates, score.value, score_ctx)
+        if metrics.get("final_majority") and job.item.scorer.cheap:  # did the ruling overturn a right majority?
+            majority = await job.item.scorer.score(job.item, metrics["final_majority"], score_ctx)
+            metrics["overturned_majority"] = majority.value > score.value
         row = row.model_copy(update={
             "answer": attempt.answer, "score": score.value, "score_detail": score.detail, "rounds": attempt.rounds,
             "stop_reason": attempt.stop_reason, "parse_failures": attempt.parse_failures,

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import cache
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.roles import Role, expert, register_role
+from moot.roles._position import with_options
 
-__all__ = ["CODE_DEBATER", "IMPLEMENT", "SHORT_DEBATER", "SOLVER", "ShortAnswer", "code_debate_task"]
+__all__ = ["SHORT_DEBATER", "SOLVER", "ShortAnswer", "solver"]
 
 
 class ShortAnswer(BaseModel):
@@ -36,20 +40,11 @@ SHORT_DEBATER = expert(
     description="Debates a question with a short answer.",
 )
 
-CODE_DEBATER = expert(
-    "code_expert",
-    "You are a senior Python engineer on a panel deciding how to implement a function correctly: the "
-    "algorithm, and the edge cases its docstring and examples imply. In `answer`, state the algorithm in "
-    "one or two sentences; in `key_arguments`, the edge cases and pitfalls that matter.",
-    description="Debates how to implement a function.",
-)
 
-
-def code_debate_task(task: str) -> str:
-    return "Decide how to implement this function correctly. Answer with the algorithm, not the code.\n\n" + task
-
-
-IMPLEMENT = (
-    "{task}\n\nA panel of engineers debated the approach. Their ruling:\n{decision}\n\nRationale:\n{rationale}\n"
-    "{dissent}\nWrite the complete function following the ruling where it is right."
-)
+@cache
+def solver(options: tuple[str, ...] = ()) -> Role:
+    """The solver, its answer constrained to ``options`` when the item has a closed answer set (on the embedded
+    model a grammar enum, elsewhere a validated enum fed back when missed)."""
+    if not options:
+        return SOLVER
+    return replace(SOLVER, output_type=with_options(ShortAnswer, "answer", options))

@@ -105,6 +105,9 @@ def _notes(report: Report) -> list[str]:
                 f"{arm.label}: {_num(arm.mean_flips, 2)} answer flips per item, "
                 f"{_num(arm.mean_first_round_diversity, 2)} distinct first-round answers per item."
             )
+        if arm.signals:
+            told = ", ".join(f"{name} {_num(value, 0)}" for name, value in arm.signals.items())
+            notes.append(f"{arm.label} over {arm.n} items: {told}.")
         if arm.oracle_gaps:
             notes.append(
                 f"{arm.label}: on {arm.oracle_gaps} items a better answer was proposed along the way "

@@ -48,6 +48,8 @@ class ArmSummary(BaseModel):
     """Items where a better answer was proposed along the way and then lost (samples or debaters)."""
     mean_flips: float | None = None
     mean_first_round_diversity: float | None = None
+    signals: dict[str, float] = {}
+    """How a debate arm got its answers (conformity, evidence, cost per round); see ``debate_signals``."""
 
 
 class PairSummary(BaseModel):
@@ -118,7 +120,42 @@ def _arm_summary(label: str, name: str, settings: dict[str, Any], rows: list[Res
         oracle_gaps=sum(bool(o.get("gap")) for o in oracle) if oracle else None,
         mean_flips=_mean([sum(len(v) for v in m["flips"].values()) for m in debate]) if debate else None,
         mean_first_round_diversity=_mean([m["first_round_diversity"] for m in debate]) if debate else None,
+        signals=debate_signals([r.metrics for r in done]),
     )
+
+
+def debate_signals(metrics: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Totals over items of a debate arm's honesty signals (empty for other arms).
+
+    Short answers: flips with an argument met vs without (conformity), verdicts
+    that were a first-round answer, rulings that overturned a correct final
+    majority. Code: fixes (and how many improved), adoptions (and how many of a
+    candidate with less evidence), items settled in round 1. Both: mean tokens
+    per round.
+    """
+    short = [m for m in metrics if "argued_flips" in m]
+    code = [m for m in metrics if "fixes_improved" in m]
+    signals: dict[str, float] = {}
+    if short:
+        signals |= {
+            "argued flips": sum(m["argued_flips"] for m in short),
+            "unargued flips": sum(m["unargued_flips"] for m in short),
+            "verdict among first-round answers": sum(bool(m.get("final_in_first_round")) for m in short),
+            "ruling overturned a correct majority": sum(bool(m.get("overturned_majority")) for m in short),
+        }
+    if code:
+        signals |= {
+            "settled in round 1": sum(len(m["tokens_per_round"]) == 1 for m in code),
+            "fixes": sum(m["fixes"] for m in code),
+            "fixes that pass more visible tests": sum(m["fixes_improved"] for m in code),
+            "adoptions": sum(m["adoptions"] for m in code),
+            "adoptions of a candidate with less evidence": sum(m["adopted_worse"] for m in code),
+        }
+    per_round = [m["tokens_per_round"] for m in [*short, *code] if m.get("tokens_per_round")]
+    for number in range(max((len(t) for t in per_round), default=0)):
+        reached = [t[number] for t in per_round if len(t) > number]
+        signals[f"tokens in round {number + 1} (mean of {len(reached)} items)"] = round(_mean(reached))
+    return signals
 
 
 def _pair(a: str, b: str, by_arm: dict[str, dict[str, float]], binary: bool, seed: int) -> PairSummary:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot.harness._arm import Attempt, Reply, arm_settings, ask, register_arm
 from moot.harness._context import RowContext
 from moot.harness._items import Item, Suite
-from moot.harness._prompts import SOLVER, ShortAnswer
+from moot.harness._prompts import ShortAnswer, solver
 from moot.harness._vote import vote_answers, vote_programs
 from moot.models import ModelSpec
 from moot.roles import GENERATOR
@@ -44,7 +44,7 @@ def answer_from_draft(draft: str | None) -> str:
 
 
 async def _one(item: Item, ctx: RowContext, code: bool, spec: ModelSpec | None = None) -> tuple[Reply, str]:
-    agent = ctx.agent(GENERATOR if code else SOLVER, model_role="generator", spec=spec)
+    agent = ctx.agent(GENERATOR if code else solver(item.options), model_role="generator", spec=spec)
     reply = await ask(agent, item.task)
     return reply, (reply.text if code else short_answer(reply))
 

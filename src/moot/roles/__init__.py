@@ -1,9 +1,10 @@
 """Roles (generator, critic, experts, ...) and the agent that plays a role on a model."""
 
 from moot.roles._agent import RoleAgent, RoleAgentConfig
+from moot.roles._candidate import CandidateChoice
 from moot.roles._critique import Critique
 from moot.roles._plan import Plan, Step, StepResult, ToolCall
-from moot.roles._position import Position, Rebuttal
+from moot.roles._position import Opening, Position, Rebuttal
 from moot.roles._role import (
     ARBITER,
     ARCHITECT,
@@ -31,7 +32,9 @@ __all__ = [
     "GENERATOR",
     "OPS",
     "PLANNER",
+    "CandidateChoice",
     "Critique",
+    "Opening",
     "Plan",
     "Position",
     "Rebuttal",

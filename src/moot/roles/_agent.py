@@ -202,7 +202,7 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
                 prompt = [*prompt, AssistantMessage(content=text, source=self.name), _feedback(error)]
                 continue
             reported = self.role.output_type or output
-            if type(content) is not reported and isinstance(content, reported):
+            if type(content) is not reported:  # a turn's schema (e.g. Rebuttal) stored as the role's record
                 content = reported.model_validate(content.model_dump())
             message = StructuredMessage[reported](  # type: ignore[valid-type]
                 content=content,

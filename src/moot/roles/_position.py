@@ -1,40 +1,82 @@
-"""An expert's structured position in a debate.
+"""An expert's position in a debate: lean by design, because small models fill every field they are given.
 
-Reasoning comes first so the answer follows from it (see Critique). A
-``Rebuttal`` is the position an expert takes in round 2 and later: the same
-fields, but it must name at least one point it disagrees with.
+Round 1 asks only for what an expert can give independently
+(:class:`Opening`: reasoning, answer, one to three arguments, confidence).
+Later rounds (:class:`Rebuttal`) must answer one claim of a *named* other
+expert, copied from the list the expert was shown (the team narrows
+``claim`` to those claims, so on the embedded model the grammar makes a
+made-up quote impossible), then say which argument decided the answer.
+Whether the answer changed is not asked: the team compares the answers.
+
+Both are stored as a :class:`Position`, the one record every round keeps.
+Caps are sized so a whole reply stays far below the default ``max_tokens``
+(1024): the grammar's caps, not the token limit, end each field, and
+over-long text is cut back to a sentence end (see ``_fit``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
-__all__ = ["Position", "Rebuttal", "with_options"]
+__all__ = ["Opening", "Position", "Rebuttal", "claims_of", "with_options"]
 
-Point = Annotated[str, StringConstraints(min_length=3, max_length=400)]
+Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
+CLAIM_SEPARATOR = ": "
+"""A claim is written ``expert: argument``."""
 
 
 class Position(BaseModel):
-    """Where one expert stands, and why."""
+    """Where one expert stands in one round: an opening, or a rebuttal with the claim it answered."""
 
     model_config = ConfigDict(extra="forbid")
 
-    reasoning: str = Field(max_length=600)
-    agreements: list[Point] = Field(default_factory=list, max_length=5)
-    rebuttals: list[Point] = Field(default_factory=list, max_length=5)
-    answer: str = Field(min_length=1, max_length=300, description="The stance or answer, as short as possible.")
-    key_arguments: list[Point] = Field(min_length=1, max_length=3)
+    reasoning: str = Field(default="", max_length=400)
+    claim: str | None = None
+    """Later rounds: the other expert's claim answered, as ``expert: argument``."""
+    response: str | None = None
+    """Later rounds: why that claim holds or fails."""
+    answer: str = Field(min_length=1, max_length=300)
+    because: str | None = None
+    """Later rounds: the argument that changed the answer, or why the expert keeps it."""
+    key_arguments: list[Argument] = Field(min_length=1, max_length=3)
     confidence: float = Field(ge=0.0, le=1.0)
-    would_change_mind: str = Field(max_length=300, description="What evidence would make this expert change.")
+
+    @property
+    def responds_to(self) -> str | None:
+        """The expert whose claim this position answers."""
+        if not self.claim or CLAIM_SEPARATOR not in self.claim:
+            return None
+        return self.claim.split(CLAIM_SEPARATOR, 1)[0]
 
 
-class Rebuttal(Position):
-    """A later-round position: it must rebut at least one point of another expert."""
+class Opening(BaseModel):
+    """Round 1: an independent position."""
 
-    rebuttals: list[Point] = Field(min_length=1, max_length=5)
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning: str = Field(
+        max_length=400, description="The analysis from this expert's angle, in at most three sentences."
+    )
+    answer: str = Field(min_length=1, max_length=300, description="The stance or answer, as short as possible.")
+    key_arguments: list[Argument] = Field(min_length=1, max_length=3)
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class Rebuttal(BaseModel):
+    """Round 2 and later: answer one named claim of another expert, then restate the position."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim: str = Field(min_length=3, max_length=260, description="One claim of another expert, as 'expert: argument'.")
+    response: str = Field(min_length=3, max_length=300, description="Why that claim holds or fails.")
+    answer: str = Field(min_length=1, max_length=300)
+    because: str = Field(min_length=3, max_length=200, description="The argument that decided the answer this round.")
+    key_arguments: list[Argument] = Field(min_length=1, max_length=3)
+    confidence: float = Field(ge=0.0, le=1.0)
 
 
 @cache
@@ -43,10 +85,19 @@ def with_options(base: type[BaseModel], field: str, options: tuple[str, ...]) ->
 
     On the embedded model the schema becomes a grammar, so the answer is
     forced to be one of the options instead of a paraphrase that would never
-    compare equal. Values are reported back as ``base`` (a subclass).
+    compare equal (and a claim is forced to be one that was made).
     """
     if not options:
         return base
     choice = Literal.__getitem__(options)  # type: ignore[attr-defined]
     model: type[BaseModel] = create_model(base.__name__, __base__=base, **{field: (choice, ...)})  # type: ignore[call-overload]
     return model
+
+
+def claims_of(positions: Sequence[tuple[str, Position]], own: str) -> tuple[str, ...]:
+    """The claims ``own`` may answer: every argument of every other expert, as ``expert: argument``."""
+    return tuple(
+        dict.fromkeys(
+            f"{name}{CLAIM_SEPARATOR}{argument}" for name, p in positions if name != own for argument in p.key_arguments
+        )
+    )

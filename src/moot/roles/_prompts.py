@@ -33,6 +33,9 @@ def render(template: str, **variables: Any) -> str:
     return _environment().get_template(f"{template}.j2").render(**variables).strip()
 
 
+_LONG_ENUM = 40
+
+
 @cache
 def schema_hint(output_type: type[BaseModel]) -> str:
     """A compact description of the JSON reply the model must give, field by field, in order."""
@@ -40,7 +43,12 @@ def schema_hint(output_type: type[BaseModel]) -> str:
     lines = []
     for name, prop in schema.get("properties", {}).items():
         kind = prop.get("type") or "/".join(str(v) for v in prop.get("enum", [])) or "object"
-        if "enum" in prop:
+        choices = prop.get("enum", [prop["const"]] if "const" in prop else [])
+        if any(len(str(v)) > _LONG_ENUM for v in choices):
+            # Long choices (quoted claims) are listed in the request; repeating them here would make
+            # the system prompt differ per expert and lose the shared prompt state.
+            kind = "string, copied from the request"
+        elif "enum" in prop:
             kind = " | ".join(json.dumps(v) for v in prop["enum"])
         elif "const" in prop:
             kind = json.dumps(prop["const"])

@@ -1,5 +1,7 @@
 """Team topologies; each is an AutoGen Team (run, run_stream, reset, save_state/load_state)."""
 
+from moot.teams._code_debate import CodeDebate, CodeDebateConfig, default_code_debate_stop
+from moot.teams._code_debate_records import CodeChoice, CodeDebateMetrics, CodeDebateResult, CodeRound
 from moot.teams._debate import Debate, default_debate_stop
 from moot.teams._debate_records import DebateMetrics, DebateResult, DebateRound
 from moot.teams._human import (
@@ -21,6 +23,12 @@ __all__ = [
     "POINTS",
     "ROUND",
     "CallbackFeedback",
+    "CodeChoice",
+    "CodeDebate",
+    "CodeDebateConfig",
+    "CodeDebateMetrics",
+    "CodeDebateResult",
+    "CodeRound",
     "ConsoleFeedback",
     "Debate",
     "DebateMetrics",
@@ -38,6 +46,7 @@ __all__ = [
     "ReflectionResult",
     "ReflectionRound",
     "StepRecord",
+    "default_code_debate_stop",
     "default_debate_stop",
     "default_planner_executor_stop",
 ]

@@ -1,10 +1,12 @@
 """Debate: independent first answers, rebuttal rounds on condensed positions, an arbiter's verdict.
 
-Round 1: every expert answers the task alone. Round k > 1: each expert sees
-only its own last position and the others' last positions, condensed to
-answer + key arguments + confidence, so the prompt stays the same size
-however many rounds run (Du et al.'s full-transcript debate grows with
-agents x rounds). When a condition stops the rounds, the arbiter rules on
+Round 1: every expert answers the task alone (an Opening: reasoning, answer,
+one to three arguments, confidence). Round k > 1: each expert sees every
+expert's last position, condensed to answer + key arguments + confidence,
+so the prompt stays the same size however many rounds run (Du et al.'s
+full-transcript debate grows with agents x rounds); it must answer one
+claim of another, named expert, copied from that list (a Rebuttal), and say
+which argument decided its answer. When a condition stops the rounds, the arbiter rules on
 the latest positions, shown in a seeded shuffled order against position bias.
 """
 
@@ -23,8 +25,8 @@ from moot.arbiters import Arbiter, MajorityVote, Verdict, normalise_answer
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted, message_factory
-from moot.roles import Position, Rebuttal, RoleAgent
-from moot.roles._position import with_options
+from moot.roles import Opening, Position, Rebuttal, RoleAgent
+from moot.roles._position import claims_of, with_options
 from moot.roles._prompts import render
 from moot.teams._base import Message, MootFault, MootTeam
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
@@ -112,17 +114,16 @@ class Debate(MootTeam, Component[DebateConfig]):
         previous = self.state.rounds[-2] if current.round > 1 else None
         if previous is None:
             prompt = render("turns/debate_open", task=self.state.task, options=self.options)
-            schema: type[BaseModel] = with_options(Position, "answer", self.options)
+            schema: type[BaseModel] = with_options(Opening, "answer", self.options)
         else:
             # Every expert gets the same text up to its own name, so the model evaluates it once for all.
+            shown = [(e.name, previous.positions[e.name]) for e in self.experts if e.name in previous.positions]
             prompt = render(
-                "turns/debate_rebut",
-                task=self.state.task,
-                positions=[(e.name, previous.positions[e.name]) for e in self.experts if e.name in previous.positions],
-                own=expert.name,
-                options=self.options,
+                "turns/debate_rebut", task=self.state.task, positions=shown, own=expert.name, options=self.options
             )
-            schema = with_options(Rebuttal, "answer", self.options)
+            schema = with_options(
+                with_options(Rebuttal, "answer", self.options), "claim", claims_of(shown, expert.name)
+            )
         message = await self._ask(expert, prompt, token, schema)
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
             raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")

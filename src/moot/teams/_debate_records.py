@@ -51,11 +51,20 @@ class DebateMetrics(BaseModel):
     """Distinct normalised answers in round 1 (independent answers)."""
     flips: dict[str, list[int]]
     """Per expert, the rounds in which its answer changed from its previous one."""
+    argued_flips: int = 0
+    """Flips made while answering a claim of an expert who held the answer moved to: an argument was met."""
+    unargued_flips: int = 0
+    """Flips with no argument for the new answer answered that round: conformity, not persuasion."""
     agreement_per_round: list[float]
     """Per completed round: a round cut short by a stop has too few answers to agree or disagree."""
     first_round_majority: str | None
     final_matches_first_majority: bool | None
     """Did the verdict keep the majority of the independent first answers?"""
+    final_in_first_round: bool | None = None
+    """Was the verdict one of the independent first answers (else the debate produced a new answer)?"""
+    final_majority: str | None = None
+    """The most common answer of the latest positions, to check whether the ruling overturned it."""
+    tokens_per_round: list[int] = []
     parse_failures: int
 
 
@@ -64,24 +73,43 @@ def debate_metrics(
 ) -> DebateMetrics:
     first = [p.answer for p in rounds[0].positions.values()] if rounds else []
     majority = modal_answer(first)[0] if first else None
-    flips: dict[str, list[int]] = {}
-    previous: dict[str, str] = {}
-    for record in rounds:
-        for name, position in record.positions.items():
-            answer = normalise_answer(position.answer)
-            flips.setdefault(name, [])
-            if name in previous and previous[name] != answer:
-                flips[name].append(record.round)
-            previous[name] = answer
-    matches = None if verdict is None or majority is None else normalise_answer(verdict.decision) == majority
+    flips, argued = _flips(rounds)
+    decision = normalise_answer(verdict.decision) if verdict is not None else None
+    matches = None if decision is None or majority is None else decision == majority
+    latest = {name: p.answer for r in rounds for name, p in r.positions.items()}
     return DebateMetrics(
         first_round_diversity=len({normalise_answer(a) for a in first}),
         flips=flips,
+        argued_flips=argued,
+        unargued_flips=sum(len(v) for v in flips.values()) - argued,
+        final_in_first_round=None
+        if decision is None or not first
+        else decision in {normalise_answer(a) for a in first},
+        final_majority=modal_answer(list(latest.values()))[0] if latest else None,
+        tokens_per_round=[sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values()) for r in rounds],
         agreement_per_round=[r.agreement for r in rounds if len(r.positions) == experts],
         first_round_majority=majority,
         final_matches_first_majority=matches,
         parse_failures=parse_failures,
     )
+
+
+def _flips(rounds: list[DebateRound]) -> tuple[dict[str, list[int]], int]:
+    """Per expert the rounds its answer changed in, and how many of those changes met an argument for the
+    new answer (the claim answered belonged to an expert who held that answer in the previous round)."""
+    flips: dict[str, list[int]] = {}
+    previous: dict[str, str] = {}
+    argued = 0
+    for record in rounds:
+        held = dict(previous)
+        for name, position in record.positions.items():
+            answer = normalise_answer(position.answer)
+            flips.setdefault(name, [])
+            if name in previous and previous[name] != answer:
+                flips[name].append(record.round)
+                argued += position.responds_to is not None and held.get(position.responds_to) == answer
+            previous[name] = answer
+    return flips, argued
 
 
 class DebateResult(TaskResult):

@@ -1,0 +1,338 @@
+"""CodeDebate: experts argue with programs and test results, not prose; the evidence picks the program.
+
+Round 1: every expert writes a complete candidate program alone (the prompt
+is the task itself, exactly as one generator call sees it). Each candidate
+runs on the visible tests in the sandbox (plus the probe calls, whose
+outputs group candidates by behaviour). Round k > 1: each expert sees every
+candidate's id, author and test outcome (pass count, first failing test),
+and its own program; it keeps its candidate, adopts another, or fixes one
+(the fix is its next reply, tested like any candidate). An expert whose
+candidate already passes every visible test keeps it without a call: there
+is no evidence against it to answer. Prompts stay flat: other candidates
+appear as one line of evidence each, never as code.
+
+The ruling is :class:`moot.arbiters.ProgramVote`: the candidate with the most
+visible tests passed, then the most experts holding a program that behaves
+like it, then the earliest. It always picks a program an expert wrote. The
+hidden scoring tests are never given to this team.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import string
+from collections.abc import AsyncGenerator, Sequence
+from typing import Self
+
+from autogen_agentchat.base import ChatAgent, TerminationCondition
+from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_core import CancellationToken, Component, ComponentModel
+from pydantic import BaseModel
+
+from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote
+from moot.conditions import Consensus, MaxRounds, TokenBudget
+from moot.errors import ConfigError, MalformedOutputError
+from moot.messages import RoundCompleted, message_factory
+from moot.roles import RoleAgent
+from moot.roles._candidate import CandidateChoice
+from moot.roles._position import with_options
+from moot.roles._programs import extract_code, program_of
+from moot.roles._prompts import render
+from moot.roles._test_critic import failure_lines, run_sandbox
+from moot.teams._base import Message, MootFault, MootTeam
+from moot.teams._code_debate_records import (
+    CodeChoice,
+    CodeDebateResult,
+    CodeDebateState,
+    CodeRound,
+    code_metrics,
+)
+from moot.teams._records import add_usage, fingerprint, total_usage
+from moot.tools import (
+    SandboxLimits,
+    SandboxResult,
+    SandboxRunner,
+    probe_signature,
+    probe_test,
+    run_tests,
+    validate_tests,
+)
+
+__all__ = ["CodeDebate", "CodeDebateConfig", "default_code_debate_stop"]
+
+TEST_LIMITS = SandboxLimits(wall_seconds=20, test_seconds=10, cpu_seconds=15)
+
+
+def default_code_debate_stop() -> TerminationCondition:
+    return Consensus() | MaxRounds(2) | TokenBudget(60_000)
+
+
+class CodeDebateConfig(BaseModel):
+    name: str
+    description: str
+    experts: list[ComponentModel]
+    tests: list[str]
+    stub: str = ""
+    entry_point: str | None = None
+    probe_calls: list[str] = []
+    stop: ComponentModel | None = None
+    limits: SandboxLimits = TEST_LIMITS
+
+
+class CodeDebate(MootTeam, Component[CodeDebateConfig]):
+    """Experts debate with candidate programs and their visible-test results (see module docstring).
+
+    ``experts`` answer in free text with a fenced program (a RoleAgent on the
+    ``generator`` role is the usual choice; give each its own seed or
+    temperature so first candidates differ). ``tests`` are the visible tests
+    (Python snippets, usually asserts). With ``stub`` and ``entry_point`` a
+    reply is run after the stub (its imports and helpers), as a task's stub
+    would be. ``probe_calls`` are example calls whose outputs group
+    candidates by behaviour. ``runner`` replaces the sandbox (not saved by
+    ``dump_component``).
+    """
+
+    component_config_schema = CodeDebateConfig
+    component_provider_override = "moot.teams.CodeDebate"
+
+    def __init__(
+        self,
+        experts: Sequence[RoleAgent],
+        tests: Sequence[str],
+        *,
+        stub: str = "",
+        entry_point: str | None = None,
+        probe_calls: Sequence[str] = (),
+        stop: TerminationCondition | None = None,
+        limits: SandboxLimits | None = None,
+        runner: SandboxRunner | None = None,
+        name: str = "code_debate",
+        description: str = "Experts propose programs, see each other's test results, keep, adopt or fix; "
+        "the evidence picks the program.",
+    ) -> None:
+        super().__init__(name, description, stop if stop is not None else default_code_debate_stop())
+        names = [e.name for e in experts]
+        if not 2 <= len(experts) <= len(string.ascii_uppercase):
+            raise ConfigError(f"a code debate needs 2 to 26 experts, got {len(experts)}: {', '.join(names) or 'none'}")
+        if len(set(names)) != len(names):
+            raise ConfigError(f"expert names must be unique, got {', '.join(names)}")
+        self.experts = list(experts)
+        self.tests = validate_tests(tests)
+        self.stub, self.entry_point, self.probe_calls = stub, entry_point, list(probe_calls)
+        self.limits = limits or TEST_LIMITS
+        self.runner: SandboxRunner = runner or run_tests
+        self.letters = {e.name: string.ascii_uppercase[i] for i, e in enumerate(self.experts)}
+        self.state = CodeDebateState()
+
+    # ------------------------------------------------------------------ turns
+    def _start(self, task: str) -> None:
+        self.state = CodeDebateState(task=task)
+
+    def _has_task(self) -> bool:
+        return self.state.task is not None
+
+    def _forget(self) -> None:
+        self.state = CodeDebateState()
+
+    async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
+        while True:
+            rounds = self.state.rounds
+            if not rounds or len(rounds[-1].choices) == len(self.experts):
+                rounds.append(CodeRound(round=len(rounds) + 1))
+            current = rounds[-1]
+            expert = self.experts[len(current.choices)]
+            if current.round == 1:
+                batch = [await self._write(expert, current, token)]
+            else:
+                batch = await self._decide(expert, current, token)
+            if len(current.choices) == len(self.experts):
+                batch.append(self._round_event(current))
+            yield batch
+
+    async def _write(self, expert: RoleAgent, current: CodeRound, token: CancellationToken) -> Message:
+        """Round 1: the task alone, exactly as a single generator call sees it."""
+        message = await self._ask(expert, self.state.task or "", token)
+        candidate = await self._candidate(expert.name, message, current.round, self.letters[expert.name])
+        current.choices[expert.name] = CodeChoice(action="wrote", holds=candidate.id)
+        add_usage(current.usage, expert.name, message.models_usage)
+        return message
+
+    async def _decide(self, expert: RoleAgent, current: CodeRound, token: CancellationToken) -> list[Message]:
+        own = self._held(expert.name)
+        if own.evidence.all_pass:
+            choice = CandidateChoice(reasoning=f"{own.id} {own.evidence.summary()}.", action="keep", candidate=own.id)
+            message: BaseChatMessage = StructuredMessage[CandidateChoice](content=choice, source=expert.name)
+            current.choices[expert.name] = CodeChoice(
+                action="keep", holds=own.id, reasoning=choice.reasoning, called=False
+            )
+            message.metadata = {"moot_kind": "choice", "round": str(current.round), "called": "false"}
+            return [message]
+        shown = self._standing()
+        prompt = render("turns/code_choose", task=self.state.task, candidates=shown, own=own)
+        schema = with_options(CandidateChoice, "candidate", tuple(c.id for c in shown))
+        message = await self._ask(expert, prompt, token, schema)
+        if not (isinstance(message, StructuredMessage) and isinstance(message.content, CandidateChoice)):
+            raise TypeError(f"expert {expert.name!r} must answer with a CandidateChoice, got {type(message).__name__}")
+        self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
+        add_usage(current.usage, expert.name, message.models_usage)
+        action, target = self._normalise(message.content, own)
+        message.metadata = {**message.metadata, "moot_kind": "choice", "round": str(current.round), "action": action}
+        batch: list[Message] = [message]
+        holds = target.id
+        if action == "fix":
+            fix = await self._ask(expert, render("turns/code_fix", task=self.state.task, candidate=target), token)
+            letter = f"{self.letters[expert.name]}{current.round}"
+            holds = (await self._candidate(expert.name, fix, current.round, letter, based_on=target.id)).id
+            add_usage(current.usage, expert.name, fix.models_usage)
+            batch.append(fix)
+        current.choices[expert.name] = CodeChoice(action=action, holds=holds, reasoning=message.content.reasoning)
+        return batch
+
+    def _normalise(self, choice: CandidateChoice, own: Candidate) -> tuple[str, Candidate]:
+        """The move the expert made, whatever word it used: naming one's own id is a keep, another's an adopt;
+        fixing a candidate that passes everything is taking it as it is."""
+        target = self.state.candidates.get(choice.candidate, own)
+        if choice.action == "fix" and not target.evidence.all_pass:
+            return "fix", target
+        return ("keep" if target.id == own.id else "adopt"), target
+
+    async def _candidate(
+        self, author: str, message: BaseChatMessage, round_: int, cid: str, based_on: str | None = None
+    ) -> Candidate:
+        reply = message.to_model_text()
+        candidate = Candidate(
+            id=cid,
+            author=author,
+            round=round_,
+            code=extract_code(reply)[0],
+            origin="fixed" if based_on else "wrote",
+            based_on=based_on,
+            evidence=await self._evidence(reply),
+        )
+        self.state.candidates[cid] = candidate
+        message.metadata = {
+            **message.metadata,
+            "moot_kind": "candidate",
+            "round": str(round_),
+            "candidate": cid,
+            "tests_passed": str(candidate.evidence.passed),
+            "tests_total": str(candidate.evidence.total),
+        }
+        return candidate
+
+    async def _evidence(self, reply: str) -> Evidence:
+        """Visible tests and probe calls in one sandbox run (a fault of the sandbox itself is retried, then raised)."""
+        program = program_of(reply, self.stub, self.entry_point)
+        tests = [*self.tests, probe_test(self.probe_calls)] if self.probe_calls else self.tests
+        result, _ = await run_sandbox(self.runner, program, tests, self.limits, tool=f"{self.name} sandbox")
+        visible = result.model_copy(update={"tests": result.tests[: len(self.tests)]})
+        passed = sum(t.outcome.value == "passed" for t in visible.tests)
+        return Evidence(
+            passed=passed,
+            total=len(self.tests),
+            failures=failure_lines(visible) if passed < len(self.tests) else [],
+            behaviour=self._behaviour(program, result),
+        )
+
+    def _behaviour(self, program: str, result: SandboxResult) -> str:
+        """Probe outputs when there are probe calls; else which visible tests pass plus the syntax tree."""
+        if self.probe_calls:
+            return probe_signature(result.stdout) or "<no output>"
+        outcomes = ",".join(t.outcome.value for t in result.tests)
+        try:
+            tree = ast.dump(ast.parse(program))
+        except SyntaxError:
+            tree = program
+        return f"{outcomes}:{hashlib.sha256(tree.encode()).hexdigest()[:16]}"
+
+    # --------------------------------------------------------------- views
+    def _held(self, expert: str) -> Candidate:
+        """The candidate ``expert`` holds after its latest move."""
+        for record in reversed(self.state.rounds):
+            if expert in record.choices:
+                return self.state.candidates[record.choices[expert].holds]
+        raise KeyError(f"{expert} holds no candidate yet")
+
+    def _standing(self) -> list[Candidate]:
+        """The candidates held after the last completed round, once each, in the experts' order."""
+        held = self.state.rounds[-2].holding if len(self.state.rounds) > 1 else {}
+        ids = list(dict.fromkeys(held[e.name] for e in self.experts if e.name in held))
+        return [self.state.candidates[i] for i in ids]
+
+    def _round_event(self, record: CodeRound) -> RoundCompleted:
+        held = [self.state.candidates[c.holds] for c in record.choices.values()]
+        passing = [c.evidence.behaviour for c in held if c.evidence.all_pass]
+        agreement = max((passing.count(b) for b in set(passing)), default=0) / len(self.experts)
+        return RoundCompleted(
+            source=self.name,
+            round=record.round,
+            agreement=agreement,
+            fingerprints={"candidates": fingerprint(*(f"{c.id}={c.evidence.behaviour}" for c in held))},
+        )
+
+    def _on_fault(self, error: MootFault) -> None:
+        if isinstance(error, MalformedOutputError):
+            self.state.parse_failures += error.attempts
+
+    # ---------------------------------------------------------------- ruling
+    async def _closing(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
+        candidates = list(self.state.candidates.values())
+        if not candidates:
+            return
+        held = {
+            e.name: self._held(e.name).id for e in self.experts if any(e.name in r.choices for r in self.state.rounds)
+        }
+        ruling = ProgramVote().rule(candidates, held)
+        self.state.ruling = ruling
+        message = StructuredMessage[ProgramRuling](content=ruling, source=ProgramVote.name)
+        message.metadata = {"moot_kind": "verdict"}
+        yield [message]
+
+    def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> CodeDebateResult:
+        state = self.state
+        rounds = [r.model_copy(deep=True) for r in state.rounds]
+        return CodeDebateResult(
+            messages=messages,
+            stop_reason=stop_reason,
+            ruling=state.ruling,
+            candidates=list(state.candidates.values()),
+            rounds=rounds,
+            partial=partial or state.ruling is None,
+            usage=total_usage(r.usage for r in rounds),
+            metrics=code_metrics(
+                rounds, state.candidates, state.ruling.candidate if state.ruling else None, state.parse_failures
+            ),
+        )
+
+    # ------------------------------------------------------------------ state
+    def _message_factory(self) -> MessageFactory:
+        return message_factory(StructuredMessage[CandidateChoice], StructuredMessage[ProgramRuling])
+
+    # ----------------------------------------------------------------- config
+    def _to_config(self) -> CodeDebateConfig:
+        return CodeDebateConfig(
+            name=self.name,
+            description=self.description,
+            experts=[e.dump_component() for e in self.experts],
+            tests=self.tests,
+            stub=self.stub,
+            entry_point=self.entry_point,
+            probe_calls=self.probe_calls,
+            stop=self._stop.dump_component() if self._stop is not None else None,
+            limits=self.limits,
+        )
+
+    @classmethod
+    def _from_config(cls, config: CodeDebateConfig) -> Self:
+        return cls(
+            [ChatAgent.load_component(e) for e in config.experts],  # type: ignore[misc]
+            config.tests,
+            stub=config.stub,
+            entry_point=config.entry_point,
+            probe_calls=config.probe_calls,
+            stop=TerminationCondition.load_component(config.stop) if config.stop else None,
+            limits=config.limits,
+            name=config.name,
+            description=config.description,
+        )

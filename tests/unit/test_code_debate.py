@@ -1,0 +1,204 @@
+"""CodeDebate on scripted models and the real sandbox: what each expert saw in each round, the moves it made,
+and the program the evidence picked."""
+
+from __future__ import annotations
+
+import pytest
+from autogen_agentchat.base import Team
+
+from moot.arbiters import Candidate, Evidence, ProgramVote
+from moot.conditions import MaxRounds
+from moot.errors import ConfigError
+from moot.roles import CandidateChoice, RoleAgent, role
+from moot.teams import CodeDebate, CodeDebateResult
+from moot.testing import ScriptedModel
+
+EXPERTS = ("alice", "bob", "carol")
+STUB = (
+    "from typing import List\n\n\n"
+    'def total(xs: List[int]) -> int:\n    """Sum.\n    >>> total([1, 2])\n    3\n    """\n'
+)
+TASK = f"Complete this function.\n\n```python\n{STUB}```"
+TESTS = ("assert total([1, 2]) == 3", "assert total([]) == 0")
+PROBES = ("total([1, 2])", "total([])")
+HIDDEN = "assert total([5, 5, 5]) == 15"
+
+RIGHT = "```python\ndef total(xs):\n    return sum(xs)\n```"
+RIGHT_LOOP = "```python\ndef total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n```"
+WRONG_EMPTY = "```python\ndef total(xs):\n    return xs[0] + sum(xs[1:])\n```"  # IndexError on []
+WRONG_ALL = "```python\ndef total(xs):\n    return -1\n```"  # fails both
+
+
+def choice(action: str, candidate: str) -> CandidateChoice:
+    return CandidateChoice(
+        reasoning=f"{action} {candidate} because of the test results", action=action, candidate=candidate
+    )
+
+
+def make_team(model: ScriptedModel, rounds: int = 2, **options) -> CodeDebate:
+    experts = [RoleAgent(role("generator"), model.spec, name=name) for name in EXPERTS]
+    return CodeDebate(
+        experts, TESTS, stub=STUB, entry_point="total", probe_calls=PROBES, stop=MaxRounds(rounds), **options
+    )
+
+
+async def run(script: dict, rounds: int = 2) -> tuple[CodeDebateResult, ScriptedModel]:
+    model = ScriptedModel(script)
+    with model:
+        result = await make_team(model, rounds).run(task=TASK)
+    assert isinstance(result, CodeDebateResult)
+    return result, model
+
+
+async def test_round_one_is_the_task_alone_as_one_generator_call_sees_it():
+    result, model = await run({name: [RIGHT] for name in EXPERTS}, rounds=1)
+    for name in EXPERTS:
+        (call,) = model.calls(name)
+        assert [m.content for m in call.messages] == [role("generator").system_prompt, TASK]
+        assert call.json_output is None
+    assert [c.id for c in result.candidates] == ["A", "B", "C"]
+    assert all(c.evidence.all_pass for c in result.candidates)
+
+
+async def test_candidates_that_all_pass_stop_at_consensus_and_the_first_is_chosen():
+    from moot.conditions import Consensus
+
+    model = ScriptedModel({"alice": [RIGHT], "bob": [RIGHT_LOOP], "carol": [RIGHT]})
+    with model:
+        team = make_team(model)
+        team._stop = Consensus() | MaxRounds(3)
+        result = await team.run(task=TASK)
+    assert result.stop_reason.startswith("consensus")
+    assert len(result.rounds) == 1
+    assert result.ruling.candidate == "A"
+    assert result.ruling.votes == {"A": 3, "B": 3, "C": 3}  # same outputs on the probe calls
+    assert result.answer == "def total(xs):\n    return sum(xs)\n"
+
+
+async def test_round_two_shows_every_candidates_evidence_and_only_the_own_code():
+    script = {
+        "alice": [RIGHT],
+        "bob": [WRONG_EMPTY, choice("adopt", "A")],
+        "carol": [WRONG_ALL, choice("keep", "C")],
+    }
+    result, model = await run(script)
+    assert len(model.calls("alice")) == 1  # A passes every visible test: kept without a call
+    bob = model.calls("bob")[1]
+    prompt = bob.messages[-1].content
+    assert "- A (by alice): passes all 2 visible tests" in prompt
+    assert "- B (by bob): passes 1 of 2 visible tests; first failure: test `total([]) == 0` raised IndexError" in prompt
+    assert "- C (by carol): passes 0 of 2 visible tests; first failure: test `total([1, 2]) == 3` failed" in prompt
+    assert "Your own candidate is B:" in prompt and "xs[0] + sum(xs[1:])" in prompt
+    assert "return sum(xs)" not in prompt and "return -1" not in prompt  # others' code is never shown
+    carol = model.calls("carol")[1].messages[-1].content
+    assert carol.split("Your own candidate is")[0] == prompt.split("Your own candidate is")[0]
+    assert set(bob.json_output.model_fields["candidate"].annotation.__args__) == {"A", "B", "C"}
+    moves = {name: (c.action, c.holds, c.called) for name, c in result.rounds[1].choices.items()}
+    assert moves == {"alice": ("keep", "A", False), "bob": ("adopt", "A", True), "carol": ("keep", "C", True)}
+    assert result.ruling.candidate == "A"
+    assert result.ruling.votes["A"] == 2
+    assert result.metrics.adoptions == 1 and result.metrics.keeps == 2 and result.metrics.adopted_worse == 0
+    assert result.metrics.first_round_passing == 1
+
+
+async def test_a_fix_is_written_from_the_failures_and_tested_like_any_candidate():
+    script = {
+        "alice": [WRONG_EMPTY, choice("fix", "A"), RIGHT_LOOP],
+        "bob": [WRONG_ALL, choice("adopt", "A")],
+        "carol": [WRONG_ALL, choice("keep", "C")],
+    }
+    result, model = await run(script)
+    fix_prompt = model.calls("alice")[2].messages[-1].content
+    assert "Candidate A:" in fix_prompt and "xs[0] + sum(xs[1:])" in fix_prompt
+    assert "- test `total([]) == 0` raised IndexError" in fix_prompt
+    assert model.calls("alice")[2].json_output is None
+    fixed = next(c for c in result.candidates if c.id == "A2")
+    assert fixed.origin == "fixed" and fixed.based_on == "A" and fixed.evidence.all_pass
+    assert result.ruling.candidate == "A2"
+    assert result.metrics.fixes == 1 and result.metrics.fixes_improved == 1
+    assert result.metrics.chosen_round == 2
+
+
+async def test_a_fix_that_makes_things_worse_does_not_lose_the_better_original():
+    script = {
+        "alice": [WRONG_EMPTY, choice("fix", "A"), WRONG_ALL],
+        "bob": [WRONG_ALL, choice("keep", "B")],
+        "carol": [WRONG_ALL, choice("keep", "C")],
+    }
+    result, _ = await run(script)
+    assert result.ruling.candidate == "A"  # passes 1 of 2; the fix A2 and B, C pass none
+    assert result.metrics.fixes_improved == 0
+
+
+async def test_naming_words_are_normalised_to_the_move_made():
+    script = {
+        "alice": [WRONG_EMPTY, choice("adopt", "A")],  # adopting one's own is keeping it
+        "bob": [WRONG_ALL, choice("keep", "A")],  # keeping another's is adopting it
+        "carol": [WRONG_ALL, choice("fix", "A"), RIGHT],  # A still fails one test, so this is a real fix
+    }
+    result, _ = await run(script)
+    moves = {name: c.action for name, c in result.rounds[1].choices.items()}
+    assert moves == {"alice": "keep", "bob": "adopt", "carol": "fix"}
+    assert result.metrics.adopted_worse == 0  # bob adopted A (1 passed) over its own B (0 passed)
+
+
+async def test_adopting_a_candidate_with_less_evidence_is_counted_as_conformity():
+    script = {
+        "alice": [WRONG_ALL, choice("keep", "A")],
+        "bob": [WRONG_EMPTY, choice("adopt", "A")],
+        "carol": [WRONG_ALL, choice("keep", "C")],
+    }
+    result, _ = await run(script)
+    assert result.metrics.adopted_worse == 1
+    assert result.ruling.candidate == "B"  # the evidence still rules: B passes one test, A none
+
+
+async def test_the_team_round_trips_through_its_component_config():
+    model = ScriptedModel({name: [RIGHT] for name in EXPERTS})
+    with model:
+        team = make_team(model, rounds=1)
+        loaded = Team.load_component(team.dump_component())
+        assert isinstance(loaded, CodeDebate)
+        assert loaded.tests == list(TESTS) and loaded.probe_calls == list(PROBES) and loaded.stub == STUB
+        result = await loaded.run(task=TASK)
+    assert result.ruling.candidate == "A"
+
+
+async def test_save_and_load_state_continue_the_same_debate():
+    script = {"alice": [RIGHT], "bob": [WRONG_EMPTY, choice("adopt", "A")], "carol": [WRONG_ALL, choice("keep", "C")]}
+    model = ScriptedModel(script)
+    with model:
+        first = make_team(model, rounds=1)
+        await first.run(task=TASK)
+        state = await first.save_state()
+        second = make_team(model, rounds=2)
+        await second.load_state(state)
+        assert [c.id for c in second.state.candidates.values()] == ["A", "B", "C"]
+        result = await second.run()
+    assert len(result.rounds) == 2 and result.ruling.candidate == "A"
+
+
+def test_a_debate_needs_two_distinct_experts_and_valid_tests():
+    with ScriptedModel({"solo": [], "other": []}) as model:
+        agent = RoleAgent(role("generator"), model.spec, name="solo")
+        with pytest.raises(ConfigError, match="2 to 26 experts, got 1"):
+            CodeDebate([agent], TESTS)
+        with pytest.raises(ConfigError, match="test 1 is not valid Python"):
+            CodeDebate([agent, RoleAgent(role("generator"), model.spec, name="other")], ["assert ("])
+
+
+def _candidate(cid: str, passed: int, behaviour: str, round_: int = 1) -> Candidate:
+    return Candidate(
+        id=cid, author=f"e{cid}", round=round_, code="", evidence=Evidence(passed=passed, total=3, behaviour=behaviour)
+    )
+
+
+def test_the_program_vote_ranks_evidence_then_votes_then_order():
+    a, b, c = _candidate("A", 2, "x"), _candidate("B", 3, "y"), _candidate("C", 3, "z")
+    assert ProgramVote().rule([a, b, c], {"e1": "A", "e2": "B", "e3": "C"}).candidate == "B"  # first of the best
+    assert ProgramVote().rule([a, b, c], {"e1": "C", "e2": "B", "e3": "C"}).candidate == "C"  # more votes
+    d = _candidate("D", 3, "y", round_=2)
+    ruling = ProgramVote().rule([a, b, c, d], {"e1": "C", "e2": "B", "e3": "D"})
+    assert ruling.candidate == "B" and ruling.votes == {"A": 0, "B": 2, "C": 1, "D": 2}  # B and D behave alike
+    with pytest.raises(ValueError):
+        ProgramVote().rule([], {})
