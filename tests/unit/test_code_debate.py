@@ -202,3 +202,20 @@ def test_the_program_vote_ranks_evidence_then_votes_then_order():
     assert ruling.candidate == "B" and ruling.votes == {"A": 0, "B": 2, "C": 1, "D": 2}  # B and D behave alike
     with pytest.raises(ValueError):
         ProgramVote().rule([], {})
+
+
+def test_a_models_own_checks_at_import_time_are_not_part_of_its_program():
+    from moot.roles._programs import assemble_program, without_docstrings
+
+    reply = (
+        "```python\ndef total(xs):\n    '''Sum.'''\n    return sum(xs)\n\n"
+        "def check():\n    assert total([1]) == 2\n\ncheck()\nassert total([]) == 5\nprint(total([1]))\n"
+        "if __name__ == '__main__':\n    check()\n```"
+    )
+    program = assemble_program(STUB, reply, "total")
+    namespace: dict = {}
+    exec(compile(program, "candidate.py", "exec"), namespace)  # would raise if the model's checks ran
+    assert namespace["total"]([1, 2]) == 3 and "def check" in program
+    assert "Sum." not in without_docstrings(program) and "return sum(xs)" in without_docstrings(program)
+    plain = "def total(xs):\n    # keep my comment\n    return sum(xs)\n"
+    assert assemble_program("", plain, "total") == "\n\n\n" + plain  # nothing to strip: layout kept

@@ -7,9 +7,10 @@ a draft is never run one way when reviewed and another when scored.
 
 from __future__ import annotations
 
+import ast
 import re
 
-__all__ = ["assemble_program", "extract_code", "program_of"]
+__all__ = ["assemble_program", "extract_code", "program_of", "without_docstrings", "without_scaffolding"]
 
 # Markers of the critique turn prompt (roles/prompts/turns/critique.j2): the draft sits between them.
 _DRAFT_MARK = "Draft to review:"
@@ -45,6 +46,7 @@ def assemble_program(stub: str, answer: str, entry_point: str) -> str:
     code, fenced = extract_code(answer)
     if not fenced:  # unfenced text is taken as is: stripping it would break a body's indentation
         code = answer.rstrip().lstrip("\n")
+    code = without_scaffolding(code)
     if re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.MULTILINE):
         return f"{stub.rstrip()}\n\n\n{code}\n"
     return f"{stub}{code}\n"
@@ -54,4 +56,47 @@ def program_of(reply: str, stub: str = "", entry_point: str | None = None) -> st
     """The program a reply stands for: assembled onto ``stub`` when the task gave one, else its code alone."""
     if stub and entry_point:
         return assemble_program(stub, reply, entry_point)
-    return extract_code(reply)[0]
+    return without_scaffolding(extract_code(reply)[0])
+
+
+def without_scaffolding(code: str) -> str:
+    """``code`` without the top-level checks a model adds after its answer (bare calls such as ``check()``,
+    ``print(...)``, asserts, ``if __name__ == "__main__":`` blocks).
+
+    An answer to "complete this function" is its definitions; a model's own
+    example run at import time is not part of it, and a wrong one would fail
+    the load before any real test ran. Code that does not parse, or has no
+    such statements, is returned unchanged (comments and layout kept).
+    """
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    kept = [node for node in tree.body if not _is_scaffolding(node)]
+    if len(kept) == len(tree.body):
+        return code
+    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
+
+
+def _is_scaffolding(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Assert):
+        return True
+    if isinstance(node, ast.Expr):  # a bare call or a stray string; a module docstring stays harmless either way
+        return isinstance(node.value, ast.Call | ast.Await)
+    if isinstance(node, ast.If):
+        test = node.test
+        return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+    return False
+
+
+def without_docstrings(code: str) -> str:
+    """``code`` with its functions' and classes' docstrings removed, for showing a program beside the task
+    that already states them (fewer tokens, same program). Code that does not parse is returned unchanged."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and ast.get_docstring(node):
+            node.body = node.body[1:] or [ast.Pass()]
+    return ast.unparse(tree) + "\n"

@@ -37,7 +37,7 @@ from moot.messages import RoundCompleted, message_factory
 from moot.roles import RoleAgent
 from moot.roles._candidate import CandidateChoice
 from moot.roles._position import with_options
-from moot.roles._programs import extract_code, program_of
+from moot.roles._programs import extract_code, program_of, without_docstrings, without_scaffolding
 from moot.roles._prompts import render
 from moot.roles._test_critic import failure_lines, run_sandbox
 from moot.teams._base import Message, MootFault, MootTeam
@@ -169,7 +169,9 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             message.metadata = {"moot_kind": "choice", "round": str(current.round), "called": "false"}
             return [message]
         shown = self._standing()
-        prompt = render("turns/code_choose", task=self.state.task, candidates=shown, own=own)
+        prompt = render(
+            "turns/code_choose", task=self.state.task, candidates=shown, own=own, code=without_docstrings(own.code)
+        )
         schema = with_options(CandidateChoice, "candidate", tuple(c.id for c in shown))
         message = await self._ask(expert, prompt, token, schema)
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, CandidateChoice)):
@@ -181,7 +183,10 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         batch: list[Message] = [message]
         holds = target.id
         if action == "fix":
-            fix = await self._ask(expert, render("turns/code_fix", task=self.state.task, candidate=target), token)
+            shown_fix = render(
+                "turns/code_fix", task=self.state.task, candidate=target, code=without_docstrings(target.code)
+            )
+            fix = await self._ask(expert, shown_fix, token)
             letter = f"{self.letters[expert.name]}{current.round}"
             holds = (await self._candidate(expert.name, fix, current.round, letter, based_on=target.id)).id
             add_usage(current.usage, expert.name, fix.models_usage)
@@ -205,7 +210,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             id=cid,
             author=author,
             round=round_,
-            code=extract_code(reply)[0],
+            code=without_scaffolding(extract_code(reply)[0]),
             origin="fixed" if based_on else "wrote",
             based_on=based_on,
             evidence=await self._evidence(reply),
