@@ -72,3 +72,22 @@ def test_matched_k_rounds_the_debate_mean_half_up():
     assert matched_k([7]) == 7
     with pytest.raises(ValueError):
         matched_k([])
+
+
+def test_debate_signals_total_the_honesty_metrics_of_short_and_code_debates():
+    from moot.harness._report import debate_signals
+
+    short = [
+        {"argued_flips": 1, "unargued_flips": 2, "final_in_first_round": True, "overturned_majority": True,
+         "tokens_per_round": [100, 50]},
+        {"argued_flips": 0, "unargued_flips": 1, "final_in_first_round": False, "tokens_per_round": [120]},
+    ]  # fmt: skip
+    signals = debate_signals(short)
+    assert signals["argued flips"] == 1 and signals["unargued flips"] == 3
+    assert signals["verdict among first-round answers"] == 1 and signals["ruling overturned a correct majority"] == 1
+    assert signals["tokens in round 1 (mean of 2 items)"] == 110
+    assert signals["tokens in round 2 (mean of 1 items)"] == 50
+    code = [{"fixes": 2, "fixes_improved": 1, "adoptions": 1, "adopted_worse": 1, "tokens_per_round": [300]}]
+    totals = debate_signals(code)
+    assert totals["settled in round 1"] == 1 and totals["fixes that pass more visible tests"] == 1
+    assert debate_signals([{"k": 5}]) == {}  # not a debate arm
