@@ -75,7 +75,7 @@ def test_moot_run_code_review_on_the_embedded_model():
 
 def test_moot_run_architecture_review_debates_on_the_embedded_model(tmp_path):
     """The README's first command, minus the install: a real debate with a verdict, offline."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "100", "MOOT_STORE": str(tmp_path / "runs.sqlite3")}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "400", "MOOT_STORE": str(tmp_path / "runs.sqlite3")}
     proc = subprocess.run(
         [sys.executable, "-m", "moot", "run", "architecture_review"],
         cwd=ROOT,
@@ -95,6 +95,9 @@ def test_moot_run_architecture_review_debates_on_the_embedded_model(tmp_path):
     assert re.search(r"verdict by (arbiter|majority_vote) \(positions shown as [a-z, ]+\): (split|keep|defer)", out), (
         out[-1500:]
     )
+    # A later round answers a claim of another, named expert (quoted from the list it was shown).
+    claims = re.findall(r"│ on ([a-z]+): ", out)
+    assert claims and set(claims) <= {"architect", "ops", "business"}, out[-3000:]
 
 
 def builtin_schemas() -> list[tuple[str, type, str]]:
@@ -102,7 +105,7 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
     from pydantic import BaseModel, Field
 
     from moot.arbiters import Verdict
-    from moot.roles import Plan, Position, Rebuttal, StepResult
+    from moot.roles import CandidateChoice, Opening, Plan, Rebuttal, StepResult
     from moot.roles._plan import plan_type, tool_call_type
     from moot.roles._position import with_options
 
@@ -114,9 +117,24 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
     debate = "Task:\nShould a 3-person startup adopt microservices now? Answer yes or no.\n\nGive your position."
     return [
         ("critic", Critique, f"Task:\nWrite is_even(n: int) -> bool.\n\nDraft to review:\n{draft}"),
-        ("architect", Position, debate),
-        ("ops", with_options(Position, "answer", ("yes", "no")), debate),
-        ("business", with_options(Rebuttal, "answer", ("yes", "no")), debate + "\n\nops said: no, one service."),
+        ("architect", Opening, debate),
+        ("ops", with_options(Opening, "answer", ("yes", "no")), debate),
+        (
+            "business",
+            with_options(
+                with_options(Rebuttal, "answer", ("yes", "no")),
+                "claim",
+                ("ops: one deployable is simpler to run for three people", "architect: boundaries help later"),
+            ),
+            debate + "\n\nops: no\n- one deployable is simpler to run for three people\narchitect: yes\n"
+            "- boundaries help later",
+        ),
+        (
+            "generator",
+            with_options(CandidateChoice, "candidate", ("A", "B", "C")),
+            "Task:\nWrite is_even(n).\n\n- A: passes all 2 visible tests\n- B: passes 0 of 2 visible tests\n"
+            f"\nYour own candidate is B:\n```python\n{draft}```",
+        ),
         ("arbiter", Verdict, debate + "\n\nops: no (0.8)\n- one deployable\narchitect: yes (0.6)\n- boundaries"),
         ("arbiter", with_options(Verdict, "decision", ("yes", "no")), debate + "\n\nops: no (0.8)\n- one deployable"),
         ("planner", Plan, "Task:\nWrite hello.py that prints hi, then run it.\n\nTools:\n- write_file\n- run_python"),
