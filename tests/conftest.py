@@ -64,9 +64,9 @@ def make_rebuttal(answer: str, *arguments: str, claim: str | None = None, confid
     the rebutting expert was offered: a callable reply reads it from the request)."""
     from moot.roles import Rebuttal
 
-    if claim is not None:
+    def rebuttal(said: str) -> Rebuttal:
         return Rebuttal(
-            claim=claim,
+            claim=said,
             response="the others overlook the migration",
             answer=answer,
             because="no argument outweighed mine",
@@ -74,17 +74,12 @@ def make_rebuttal(answer: str, *arguments: str, claim: str | None = None, confid
             confidence=confidence,
         )
 
+    if claim is not None:
+        return rebuttal(claim)
+
     def reply(messages, output=None):
         schema = output.model_json_schema()["properties"].get("claim", {}) if output is not None else {}
-        chosen = schema.get("const") or (schema.get("enum") or ["someone: a claim"])[0]
-        return Rebuttal(
-            claim=chosen,
-            response="the others overlook the migration",
-            answer=answer,
-            because="no argument outweighed mine",
-            key_arguments=list(arguments) or [f"argument for {answer}"],
-            confidence=confidence,
-        ).model_dump_json()
+        return rebuttal(schema.get("const") or (schema.get("enum") or ["someone: a claim"])[0]).model_dump_json()
 
     return reply
 

@@ -50,6 +50,7 @@ from moot.teams._code_debate_records import (
 )
 from moot.teams._records import add_usage, fingerprint, total_usage
 from moot.tools import (
+    Outcome,
     SandboxLimits,
     SandboxResult,
     SandboxRunner,
@@ -232,7 +233,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         tests = [*self.tests, probe_test(self.probe_calls)] if self.probe_calls else self.tests
         result, _ = await run_sandbox(self.runner, program, tests, self.limits, tool=f"{self.name} sandbox")
         visible = result.model_copy(update={"tests": result.tests[: len(self.tests)]})
-        passed = sum(t.outcome.value == "passed" for t in visible.tests)
+        passed = sum(t.outcome is Outcome.PASSED for t in visible.tests)
         return Evidence(
             passed=passed,
             total=len(self.tests),
