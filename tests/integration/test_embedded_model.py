@@ -189,12 +189,21 @@ def test_llama_cpp_grammars_are_compiled_before_sampling_so_none_crashes():
     assert not engine.grammar_compiles(Rambling.model_json_schema())
 
 
-def test_restored_prompt_states_give_the_replies_of_a_cold_context():
-    """Temperature 0 with the state cache on (prefixes restored) against each prompt evaluated from scratch.
+def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_context(monkeypatch):
+    """The state cache on (prefixes restored) against each prompt evaluated from scratch.
 
     Three roles alternate over one task, so every call after the first starts
-    from a kept state. Replies must match token for token.
+    from a kept state. llama.cpp's sums depend on how a prompt is split into
+    batches, so a restored prefix and a cold one differ by rounding, and two
+    greedy replies may part at a near tie (seen in CI: "Args:" against
+    "Parameters:"). What must hold is that the model sees the same context:
+    the next-token log-probabilities after each prompt agree within rounding,
+    far closer than those of two different prompts.
     """
+    import numpy as np
+    from llama_cpp import llama_cpp as native
+
+    from moot.models import _decode
     from moot.models._local import model_path, shared_engine
 
     engine = shared_engine(model_path())
@@ -210,26 +219,46 @@ def test_restored_prompt_states_give_the_replies_of_a_cold_context():
         ("critic", task + "Code:\ndef big(a, b, c):\n    return sorted([a, b, c])[0]\n"),
         ("generator", task),
     ]
+    seen: list[np.ndarray] = []
+    evaluate = _decode._evaluate_prompt
 
-    def ask(role_name: str, text: str) -> tuple[str, int, int]:
+    def recording(llm, prompt):  # the distribution of the reply's first token, as the sampler sees it
+        reused = evaluate(llm, prompt)
+        logits = np.ctypeslib.as_array(native.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(llm.n_vocab(),))
+        seen.append(logits.astype(np.float64) - np.logaddexp.reduce(logits.astype(np.float64)))
+        return reused
+
+    monkeypatch.setattr(_decode, "_evaluate_prompt", recording)
+
+    def ask(role_name: str, text: str) -> tuple[int, int]:
         messages = [{"role": "system", "content": system[role_name]}, {"role": "user", "content": text}]
-        reply = engine.create_chat_completion(messages, max_tokens=48, temperature=0.0)
-        usage = reply["usage"]
-        return (
-            reply["choices"][0]["message"]["content"],
-            usage["prompt_tokens_details"]["cached_tokens"],
-            usage["prompt_tokens"],
-        )
+        usage = engine.create_chat_completion(messages, max_tokens=32, temperature=0.0)["usage"]
+        return usage["prompt_tokens_details"]["cached_tokens"], usage["prompt_tokens"]
 
     engine.forget_states()
     warm = [ask(r, t) for r, t in prompts]
+    warm_logprobs, seen[:] = list(seen), []
     cold = []
     for r, t in prompts:
         engine.forget_states()
         cold.append(ask(r, t))
-    assert all(cached == 0 for _, cached, _ in cold)
+    cold_logprobs = list(seen)
+    assert all(cached == 0 for cached, _ in cold)
     # The second generator and critic calls start from their role's kept state, not the other role's live one.
-    assert warm[2][1] > len(engine.tokenize(system["generator"].encode()))
-    assert warm[3][1] > len(engine.tokenize((system["critic"] + task).encode()))
-    assert warm[4][1] == warm[4][2] - 1  # the same prompt again: all but the token that yields the next logits
-    assert [text for text, _, _ in warm] == [text for text, _, _ in cold]
+    assert warm[2][0] > len(engine.tokenize(system["generator"].encode()))
+    assert warm[3][0] > len(engine.tokenize((system["critic"] + task).encode()))
+    assert warm[4][0] == warm[4][1] - 1  # the same prompt again: all but the token that yields the next logits
+
+    def distance(a: np.ndarray, b: np.ndarray) -> float:
+        """Largest log-probability gap over the tokens either side finds likely."""
+        likely = np.union1d(np.argsort(a)[-20:], np.argsort(b)[-20:])
+        return float(np.max(np.abs(a[likely] - b[likely])))
+
+    rounding = 0.1
+    for index, (w, c) in enumerate(zip(warm_logprobs, cold_logprobs, strict=True)):
+        assert distance(w, c) < rounding, (index, distance(w, c))
+        top_two = np.sort(c)[-2:]
+        if top_two[1] - top_two[0] > 2 * rounding:  # not a near tie: greedy decoding picks the same token
+            assert int(np.argmax(w)) == int(np.argmax(c)), index
+    # The check can fail: two prompts that differ by one line are told apart by far more than rounding.
+    assert distance(cold_logprobs[0], cold_logprobs[2]) > 10 * rounding

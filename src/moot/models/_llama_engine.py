@@ -31,13 +31,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from llama_cpp import Llama, LlamaGrammar
+from llama_cpp import LlamaGrammar
 from llama_cpp import llama_cpp as native
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
 from moot.models._decode import Generation, generate
 from moot.models._engine_settings import EngineSettings
 from moot.models._guided import GuidedJson
+from moot.models._llama_load import load_llama
 from moot.models._machine_lock import MachineLock
 from moot.models._state_cache import PrefixStateCache, common_prefix
 
@@ -76,8 +77,8 @@ class EmbeddedEngine:
     def __init__(self, path: Path, settings: EngineSettings, lock_path: Path) -> None:
         threads = settings.effective_threads
         self.settings = settings
-        self._llm = Llama(
-            model_path=str(path),
+        self._llm = load_llama(
+            path,
             n_ctx=CONTEXT_TOKENS,
             n_threads=threads,
             n_threads_batch=threads,
