@@ -69,7 +69,7 @@ async def _behaviour(program: str, test: str, sandbox: SandboxRunner) -> str:
     result = await asyncio.to_thread(sandbox, program, [test], _PROBE_LIMITS)
     if result.status is SandboxStatus.TOOL_FAULT:
         return _BROKEN
-    return probe_signature(result.stdout) or _BROKEN
+    return probe_signature(result) or _BROKEN
 
 
 async def vote_programs(task: CodeTask, drafts: Sequence[str], sandbox: SandboxRunner) -> Vote:

@@ -244,7 +244,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
     def _behaviour(self, program: str, result: SandboxResult) -> str:
         """Probe outputs when there are probe calls; else which visible tests pass plus the syntax tree."""
         if self.probe_calls:
-            return probe_signature(result.stdout) or "<no output>"
+            return probe_signature(result) or "<no output>"
         outcomes = ",".join(t.outcome.value for t in result.tests)
         try:
             tree = ast.dump(ast.parse(program))

@@ -1,6 +1,6 @@
 """Confinement the sandbox child applies to itself before any untrusted code runs.
 
-Copied next to the harness into the throwaway directory and loaded by it in
+Copied next to each sandbox process's main file (``_code_host.py``, ``_judge.py``) and loaded by it in
 the child; moot's package code never imports it (stdlib only, no moot imports).
 
 Layers, outermost first. The kernel-enforced ones hold even against code
@@ -82,8 +82,21 @@ _PATH_EVENTS = {
     "os.removexattr": (0,),
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-_SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/etc", "/dev/null", "/dev/zero", "/dev/urandom", "/proc/self")
-"""Read-only beyond the work directory: libraries, locale and time zone data, entropy, this process's own /proc."""
+_SYSTEM_READABLE = (
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/ld.so.cache",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/urandom",
+    "/proc/self",
+)
+"""Read-only beyond the work directory: libraries, time zone data, the loader's cache, entropy, this
+process's own /proc. Not the rest of /etc: it holds password hashes and host secrets."""
 
 
 def readable_roots(workdir: str) -> list[str]:
@@ -200,18 +213,20 @@ def _landlock_allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> 
 _SECCOMP_ARCHES = {
     "x86_64": (
         0xC000003E,
-        {"clone": 56, "clone3": 435, "socket": 41},
-        (59, 322, 57, 58, 42, 101, 310, 311, 438, 272, 308, 165, 321, 323, 298, 250, 425),
+        {"clone": 56, "clone3": 435},
+        (59, 322, 57, 58, 42, 101, 310, 311, 438, 272, 308, 165, 321, 323, 298, 250, 425, 41, 319, 447),
     ),
     "aarch64": (
         0xC00000B7,
-        {"clone": 220, "clone3": 435, "socket": 198},
-        (221, 281, 203, 117, 270, 271, 438, 97, 268, 40, 280, 282, 241, 219, 425),
+        {"clone": 220, "clone3": 435},
+        (221, 281, 203, 117, 270, 271, 438, 97, 268, 40, 280, 282, 241, 219, 425, 198, 279, 447),
     ),
 }
 """arch -> (AUDIT_ARCH, special syscalls, denied syscalls: exec, execveat, [fork, vfork], connect, ptrace,
 process_vm_readv/writev, pidfd_getfd, unshare, setns, mount, bpf, userfaultfd, perf_event_open, keyctl,
-io_uring_setup)."""
+io_uring_setup, socket (every family: the only sockets are the socket pairs socketpair() makes, and the
+channel the sandbox inherited, so no datagram reaches a host's Unix socket), memfd_create and memfd_secret
+(memory in an anonymous file escapes the address-space limit))."""
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _CLONE_THREAD, _AF_UNIX, _X32_BIT = 0x00010000, 1, 0x40000000
@@ -231,14 +246,10 @@ def seccomp_program(machine: str) -> list[tuple[int, int, int, int]] | None:
     program += [
         (_JEQ, "enosys", 0, special["clone3"]),  # glibc then falls back to clone(), whose flags we can read
         (_JEQ, "clone", 0, special["clone"]),
-        (_JEQ, "socket", 0, special["socket"]),
         (_RET, 0, 0, _RET_ALLOW),
         "clone",
         (_LD_W_ABS, 0, 0, 16),
         (_JSET, "allow", "deny", _CLONE_THREAD),  # a new thread is fine, a new process is not
-        "socket",
-        (_LD_W_ABS, 0, 0, 16),
-        (_JEQ, "allow", "deny", _AF_UNIX),  # socketpair() for asyncio's self-pipe; no network families
         "deny",
         (_RET, 0, 0, _RET_ERRNO | errno.EPERM),
         "enosys",

@@ -99,7 +99,10 @@ class SandboxResult(BaseModel):
     exit_code: int | None = None
     """The child's exit status; negative: killed by that signal."""
     stdout: str = ""
+    """The end of what the code printed (and its process wrote to stderr, in ``stderr``)."""
     stderr: str = ""
+    test_stdout: str = ""
+    """The end of what the tests printed; they run apart from the code, so the code cannot write here."""
     seconds: float = 0.0
 
     @property

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from moot.tools._models import SandboxResult
+
 __all__ = ["probe_signature", "probe_test"]
 
 _MARK = "<<moot-probe>>"
@@ -30,9 +32,12 @@ def probe_test(calls: Sequence[str]) -> str:
     )
 
 
-def probe_signature(stdout: str) -> str | None:
-    """The probe's outputs from a sandbox run's stdout (the last marked line), or None if it never printed."""
-    for line in reversed(stdout.splitlines()):
+def probe_signature(result: SandboxResult) -> str | None:
+    """The probe's outputs from what a sandbox run's tests printed (the last marked line), or None if it never printed.
+
+    The tests' output, not the code's: the code runs in another process and cannot print a forged signature there.
+    """
+    for line in reversed(result.test_stdout.splitlines()):
         if line.startswith(_MARK):
             return line[len(_MARK) :]
     return None

@@ -1,15 +1,15 @@
 """Turn the harness's reports and the way the child ended into a SandboxResult.
 
-Blame follows the bracketing protocol of ``_harness.py``: if the child died
-between a step's ``begin`` and ``end`` it died inside the code (a timeout, a
-memory bomb, a crash, ``os._exit``): a CONTENT fault. If it died anywhere else
-(before it was ready, between steps, without ``done``) or its reports do not
-make sense, the harness failed: a TOOL fault.
+Blame follows the bracketing protocol of the sandbox's processes
+(``_code_host.py`` for loading, ``_judge.py`` for the tests): if a process
+died between a step's ``begin`` and ``end`` it died inside the step (a
+timeout, a memory bomb, a crash, ``os._exit``): a CONTENT fault. If it died
+anywhere else (before it was ready, between steps, without ``done``) or its
+reports do not make sense, the sandbox failed: a TOOL fault.
 """
 
 from __future__ import annotations
 
-import json
 import signal
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from moot.tools._models import Outcome, SandboxLimits, SandboxResult, SandboxStatus, StepResult, TestResult
 
-__all__ = ["MEMORY_EXIT_CODE", "ChildExit", "assemble", "read_records"]
+__all__ = ["MEMORY_EXIT_CODE", "ChildExit", "assemble", "killed_in_step"]
 
 MEMORY_EXIT_CODE = 86
 """The harness exits with this when it ran out of memory itself: the code's data holds it, so blame the code."""
@@ -32,19 +32,6 @@ class ChildExit:
 
 class CorruptReport(Exception):
     """The harness's reports are inconsistent: a tool fault."""
-
-
-def read_records(raw: bytes, nonce: str) -> list[dict[str, Any]]:
-    """The harness's JSON lines that carry this run's nonce; anything else (forged or torn) is ignored."""
-    records = []
-    for line in raw.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and record.get("nonce") == nonce:
-            records.append(record)
-    return records
 
 
 @dataclass
@@ -76,7 +63,7 @@ class _Progress:
         elif event == "end":
             if step != self.open_step:
                 raise CorruptReport(f"end of step {step} that was not begun")
-            fields = {k: v for k, v in record.items() if k not in ("nonce", "event", "step", "index")}
+            fields = {k: v for k, v in record.items() if k not in ("event", "step", "index")}
             self.close(StepResult.model_validate(fields))
         elif event == "done":
             self.done = True
@@ -112,8 +99,15 @@ def assemble(
     stdout: str,
     stderr: str,
     seconds: float,
+    test_stdout: str = "",
 ) -> SandboxResult:
-    common: dict[str, Any] = {"exit_code": ended.returncode, "stdout": stdout, "stderr": stderr, "seconds": seconds}
+    common: dict[str, Any] = {
+        "exit_code": ended.returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+        "test_stdout": test_stdout,
+        "seconds": seconds,
+    }
     try:
         progress = _Progress.replay(records)
     except (CorruptReport, ValidationError) as exc:
@@ -130,7 +124,7 @@ def assemble(
         if progress.open_step is None:
             why = f"the harness stopped between steps without reporting ({_how_it_ended(ended)}){_last_line(stderr)}"
             return _tool_fault(why, tests, common, progress.isolation)
-        progress.close(_killed_in_step(ended, limits, stderr))
+        progress.close(killed_in_step(ended, limits, stderr))
     if progress.load is None:
         return _tool_fault("the harness finished without loading the code", tests, common, progress.isolation)
     results = _test_results(progress, tests)
@@ -158,7 +152,7 @@ def _test_results(progress: _Progress, tests: list[str]) -> list[TestResult] | N
     return results
 
 
-def _killed_in_step(ended: ChildExit, limits: SandboxLimits, stderr: str) -> StepResult:
+def killed_in_step(ended: ChildExit, limits: SandboxLimits, stderr: str) -> StepResult:
     """The outcome of the step the child died in: the code's doing, so say what limit it hit."""
     code = ended.returncode
     if ended.timed_out:

@@ -1,13 +1,23 @@
-"""Run untrusted, model-written Python against tests in a separate, confined process.
+"""Run untrusted, model-written Python against tests: the code in one confined process, the tests in another.
 
-The parent side: a throwaway work directory (removed afterwards), a clean
-environment (nothing inherited: no API keys; only PATH, LANG and HOME/TMPDIR
-pointing into the work directory), ``python -I -B`` in its own process group,
-a wall-clock deadline after which the whole group is killed. The child
-confines itself before the code runs (see ``_confine.py``: rlimits, network
-namespace, Landlock, seccomp, an audit hook) and reports through an unnamed
-inherited file (see ``_harness.py``); :mod:`moot.tools._records` turns what it
-reported, and how it ended, into a :class:`SandboxResult`.
+The code may compute; it may not judge. The *code host* (``_code_host.py``)
+runs the code and answers requests about it, and never sees a test; the
+*judge* (``_judge.py``) runs the tests, and never runs the code: each call
+into the code is a request this parent relays, with a deadline, and each
+answer is plain data the judge builds afresh (``_wire.py``). So code that
+patches its interpreter, reads its memory, exits early, prints fake reports
+or returns an object whose ``__eq__`` is always true changes at most the
+values it returns, never the verdict; and hidden tests never enter a
+process the code controls.
+
+Both processes get a throwaway work directory of their own (removed
+afterwards), a clean environment (nothing inherited: no API keys; only PATH,
+LANG and HOME/TMPDIR pointing into that directory), ``python -I -B`` in
+their own process group, and confine themselves before anything runs (see
+``_confine.py``: rlimits, namespaces, Landlock, seccomp, an audit hook).
+When the code's process dies or overruns a call, it is killed and started
+afresh for the next test. :mod:`moot.tools._records` turns the reports, and
+how the judge ended, into a :class:`SandboxResult`.
 
 The call blocks for up to ``limits.wall_seconds``; from async code run it in a
 thread (``asyncio.to_thread``).
@@ -15,29 +25,32 @@ thread (``asyncio.to_thread``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-import secrets
-import signal
+import select
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from contextlib import ExitStack
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from moot.errors import ConfigError
-from moot.tools._models import SandboxLimits, SandboxResult, SandboxStatus
-from moot.tools._records import MEMORY_EXIT_CODE, ChildExit, assemble, read_records
+from moot.tools._models import Outcome, SandboxLimits, SandboxResult, SandboxStatus
+from moot.tools._records import MEMORY_EXIT_CODE, ChildExit, assemble, killed_in_step
+from moot.tools._wire import Channel, WireError
 
 __all__ = ["SandboxRunner", "run_tests", "validate_tests"]
 
 _HERE = Path(__file__).resolve().parent
-_HARNESS = "_moot_harness.py"
-_FILES = {_HARNESS: _HERE / "_harness.py", "_moot_confine.py": _HERE / "_confine.py"}
+_SHARED = {"_moot_child.py": "_child.py", "_moot_confine.py": "_confine.py", "_moot_wire.py": "_wire.py"}
 _PATH = "/usr/local/bin:/usr/bin:/bin"
+_GRACE = 0.5
+"""Seconds a process gets beyond its own limit to report it, before it is killed."""
 
 
 class SandboxRunner(Protocol):
@@ -69,99 +82,322 @@ def validate_tests(tests: Sequence[str]) -> list[str]:
 
 
 def run_tests(code: str, tests: Sequence[str], limits: SandboxLimits | None = None) -> SandboxResult:
-    """Run ``code`` as a module, then each test, in the sandbox; never raises for anything the code does."""
+    """Run ``code`` as a module, then each test against it, in the sandbox; never raises for anything the code does."""
     limits = limits or SandboxLimits()
     tests = validate_tests(tests)
     started = time.monotonic()
-    nonce = secrets.token_hex(16)
-    with tempfile.TemporaryDirectory(prefix="moot-sandbox-") as tmp, ExitStack() as files:
-        workdir = os.path.realpath(tmp)
-        stdin, stdout, stderr, channel = (files.enter_context(tempfile.TemporaryFile()) for _ in range(4))
-        job = {
-            "code": code,
-            "tests": tests,
-            "limits": limits.model_dump(),
-            "workdir": workdir,
-            "result_fd": channel.fileno(),
-            "nonce": nonce,
-            "memory_exit_code": MEMORY_EXIT_CODE,
-        }
-        stdin.write(json.dumps(job).encode())
-        stdin.seek(0)
-        try:
-            ended = _execute(workdir, stdin, stdout, stderr, channel, limits.wall_seconds)
-        except OSError as exc:
-            return SandboxResult(
-                status=SandboxStatus.TOOL_FAULT,
-                tool_error=f"could not start the sandbox process: {exc}",
-                seconds=time.monotonic() - started,
-            )
-        records = read_records(_read_all(channel), nonce)
-        out, err = _tail(stdout, limits.output_chars), _tail(stderr, limits.output_chars)
-    return assemble(records, ended, tests, limits, out, err, time.monotonic() - started)
-
-
-def _execute(
-    workdir: str, stdin: IO[bytes], stdout: IO[bytes], stderr: IO[bytes], channel: IO[bytes], wall: float
-) -> ChildExit:
-    """Start the harness in its own session with a clean environment; wait at most ``wall`` seconds."""
-    for name, source in _FILES.items():
-        Path(workdir, name).write_text(source.read_text())
-    env = {"PATH": _PATH, "LANG": "C.UTF-8", "HOME": workdir, "TMPDIR": workdir}
-    proc = subprocess.Popen(
-        [sys.executable, "-I", "-B", str(Path(workdir, _HARNESS))],
-        cwd=workdir,
-        env=env,
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        pass_fds=(channel.fileno(),),
-        start_new_session=True,  # its own process group, so a timeout kills everything it started
-    )
-    exited = False
+    root = tempfile.mkdtemp(prefix="moot-sandbox-")
     try:
-        exited = _wait(proc, wall)
-    finally:  # also when the wait is interrupted: never leave the code running
-        if proc.returncode is None:
-            # Not reaped yet, so its process group id cannot have been reused: kill the group, stragglers included.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-    return ChildExit(returncode=proc.wait(), timed_out=not exited)
+        return _run(code, tests, limits, os.path.realpath(root), started)
+    except OSError as exc:
+        return SandboxResult(
+            status=SandboxStatus.TOOL_FAULT,
+            tool_error=f"could not run the sandbox processes: {exc}",
+            seconds=time.monotonic() - started,
+        )
+    finally:
+        remove_tree(root)
 
 
-def _wait(proc: subprocess.Popen[bytes], seconds: float) -> bool:
-    """Wait up to ``seconds`` for the child to exit, leaving it unreaped where possible; True if it exited."""
-    if not hasattr(os, "waitid"):  # macOS before Python 3.13: reaps; stragglers are unlikely as spawning is refused
+def _run(code: str, tests: list[str], limits: SandboxLimits, root: str, started: float) -> SandboxResult:
+    deadline = started + limits.wall_seconds
+    host = CodeHost(code, limits, root, deadline)
+    try:
+        records = host.start()
+        if host.exports is None:
+            return host.result(records, tests, time.monotonic() - started)
+        judge = _Process("judge", root, _job(limits, tests=tests, exports=host.exports), limits)
         try:
-            proc.wait(seconds)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-    deadline = time.monotonic() + seconds
-    delay = 0.001
+            records += _relay(judge, host, deadline)
+            ended = judge.end(deadline)
+            out, err = host.output()
+            return assemble(
+                records,
+                ended,
+                tests,
+                limits,
+                out,
+                err + judge.tail("stderr"),
+                time.monotonic() - started,
+                test_stdout=judge.tail("stdout"),
+            )
+        finally:
+            judge.kill()
+    finally:
+        host.stop()
+
+
+def _job(limits: SandboxLimits, **fields: Any) -> dict[str, Any]:
+    return {"limits": limits.model_dump(), "memory_exit_code": MEMORY_EXIT_CODE, **fields}
+
+
+def _relay(judge: _Process, host: CodeHost, deadline: float) -> list[dict[str, Any]]:
+    """Pass the judge's requests to the code's process and the answers back; return the judge's reports."""
+    records = []
     while True:
         try:
-            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                return True
-        except ChildProcessError:
-            return True
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        time.sleep(min(delay, remaining))
-        delay = min(delay * 2, 0.02)
+            message = judge.receive(deadline)
+        except WireError:
+            return records  # it ended or spoke out of turn: how it ended decides the blame
+        if message is None:
+            judge.timed_out = True
+            return records
+        if "op" in message:
+            seconds = min(float(message.pop("seconds", 0) or 0), deadline - time.monotonic())
+            judge.send(host.ask(message, seconds))
+        elif message.get("event") in ("begin", "end", "done", "harness_error"):
+            records.append(message)
+            if message["event"] in ("done", "harness_error"):
+                return records
 
 
-def _read_all(file: IO[bytes]) -> bytes:
-    file.seek(0)
-    return file.read()
+# ------------------------------------------------------------------ the two processes
+class _Process:
+    """One sandbox process: its own work directory, output files and channel to this parent."""
+
+    def __init__(self, role: str, root: str, job: dict[str, Any], limits: SandboxLimits) -> None:
+        self.workdir = os.path.join(root, role)
+        os.mkdir(self.workdir)
+        main = {"judge": "_judge.py", "code": "_code_host.py"}[role]
+        for target, source in {**_SHARED, f"_moot_{role}.py": main}.items():
+            shutil.copyfile(_HERE / source, os.path.join(self.workdir, target))
+        self.limits, self.timed_out = limits, False
+        self.files: dict[str, IO[bytes]] = {name: tempfile.TemporaryFile() for name in ("stdin", "stdout", "stderr")}
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            self._socket = ours.dup()
+            job = {**job, "workdir": self.workdir, "channel_fd": theirs.fileno()}
+            self.files["stdin"].write(json.dumps(job).encode())
+            self.files["stdin"].seek(0)
+            self.proc = self._spawn(role, theirs.fileno())
+        self.channel = Channel(self._socket.fileno())
+
+    def _spawn(self, role: str, fd: int) -> subprocess.Popen[bytes]:
+        env = {"PATH": _PATH, "LANG": "C.UTF-8", "HOME": self.workdir, "TMPDIR": self.workdir}
+        return subprocess.Popen(
+            [sys.executable, "-I", "-B", os.path.join(self.workdir, f"_moot_{role}.py")],
+            cwd=self.workdir,
+            env=env,
+            stdin=self.files["stdin"],
+            stdout=self.files["stdout"],
+            stderr=self.files["stderr"],
+            pass_fds=(fd,),
+            start_new_session=True,  # its own process group, so a kill reaches everything it started
+        )
+
+    def receive(self, until: float) -> dict[str, Any] | None:
+        """The next message, or None at ``until``; WireError once the process closed its end or broke the protocol."""
+        while True:
+            message = self.channel.take()
+            if message is not None:
+                return message
+            remaining = until - time.monotonic()
+            if remaining <= 0 or not select.select([self._socket], [], [], remaining)[0]:
+                return None
+            self.channel.fill()
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            self.channel.send(message)
+        except OSError:  # it died meanwhile: its exit status tells how
+            pass
+
+    def end(self, until: float) -> ChildExit:
+        """Wait for it to exit on its own (it has reported), at most until ``until`` plus a grace; then kill it."""
+        try:
+            code = self.proc.wait(max(0.0, until - time.monotonic()) + _GRACE)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return ChildExit(returncode=self.proc.wait(), timed_out=True)
+        return ChildExit(returncode=code, timed_out=self.timed_out)
+
+    def close(self) -> None:
+        """Hang up: a process waiting for a request then exits on its own."""
+        try:
+            self._socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def kill(self) -> ChildExit:
+        if self.proc.returncode is None:
+            try:  # not reaped yet, so its process group id cannot have been reused
+                os.killpg(self.proc.pid, 9)
+            except ProcessLookupError:
+                pass
+        returncode = self.proc.wait()
+        self._socket.close()
+        return ChildExit(returncode=returncode, timed_out=self.timed_out)
+
+    def tail(self, name: str) -> str:
+        chars = self.limits.output_chars
+        if chars == 0:
+            return ""
+        file = self.files[name]
+        size = file.seek(0, os.SEEK_END)
+        file.seek(max(0, size - 4 * chars))
+        return file.read().decode("utf-8", "replace")[-chars:]
 
 
-def _tail(file: IO[bytes], chars: int) -> str:
-    if chars == 0:
-        return ""
-    size = file.seek(0, os.SEEK_END)
-    file.seek(max(0, size - 4 * chars))
-    return file.read().decode("utf-8", "replace")[-chars:]
+class CodeHost:
+    """The code's process: started, loaded, asked, and started afresh after it dies or overruns a call."""
+
+    def __init__(self, code: str, limits: SandboxLimits, root: str, deadline: float) -> None:
+        self.code, self.limits, self.root, self.deadline = code, limits, root, deadline
+        self.exports: dict[str, Any] | None = None
+        self.process: _Process | None = None
+        self._ended: ChildExit | None = None
+        self._generation = 0
+        self._outputs: list[tuple[str, str]] = []
+
+    def start(self) -> list[dict[str, Any]]:
+        """Start the process and load the code; the reports so far (``exports`` is set once the code loaded)."""
+        self._generation += 1
+        root = os.path.join(self.root, f"run{self._generation}")
+        os.mkdir(root)
+        self.process = _Process("code", root, _job(self.limits, code=self.code), self.limits)
+        records: list[dict[str, Any]] = []
+        until = min(self.deadline, time.monotonic() + self.limits.test_seconds + 2 * _GRACE + 1)
+        while not records or records[-1].get("event") != "end":
+            try:
+                message = self.process.receive(until)
+            except WireError:
+                message = {}
+            if not message:
+                at_wall = message is None and time.monotonic() >= self.deadline
+                if message is None and not at_wall and records and records[-1].get("event") == "begin":
+                    seconds = self.limits.test_seconds  # it ignored its own alarm: the step's limit still holds
+                    records.append({"event": "end", "step": "load", "outcome": "timeout", "message": _over(seconds)})
+                self._ended = self._stop_process(timed_out=at_wall)
+                return records
+            if message.get("event") in ("ready", "begin", "end"):
+                records.append(message)
+        exports = records[-1].pop("exports", None)
+        if records[-1].get("outcome") == "passed" and isinstance(exports, dict):
+            self.exports = exports
+        return records
+
+    def ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
+        """The code's answer to one request, or how it failed to answer within ``seconds``."""
+        reply_to = {"id": request.get("id")}
+        if self.process is None and not self._restart():
+            return {**reply_to, "died": "the code's process could not be started again after a fault"}
+        assert self.process is not None
+        self.process.send(request)
+        try:
+            reply = self.process.receive(time.monotonic() + max(seconds, 0.0) + _GRACE)
+        except WireError:
+            stderr = self.process.tail("stderr")
+            death = killed_in_step(self._stop_process(timed_out=False), self.limits, stderr)
+            return {**reply_to, ("timeout" if death.outcome is Outcome.TIMEOUT else "died"): death.message}
+        if reply is None:
+            self._stop_process(timed_out=True)
+            at_wall = time.monotonic() >= self.deadline
+            limit = f"exceeded the wall-clock limit of {self.limits.wall_seconds:g} s"
+            return {**reply_to, "timeout": limit if at_wall else _over(self.limits.test_seconds)}
+        if reply.get("id") != request.get("id") or not ({"ok", "raised"} & reply.keys()):
+            self._stop_process(timed_out=False)
+            return {**reply_to, "died": "the code's process answered out of turn"}
+        return reply
+
+    def _restart(self) -> bool:
+        records = self.start()
+        return bool(records) and self.exports is not None and records[-1].get("outcome") == "passed"
+
+    def result(self, records: list[dict[str, Any]], tests: list[str], seconds: float) -> SandboxResult:
+        """The result of a run that ended at loading: the code failed to load, or its process died doing it."""
+        ended = self._ended or self._stop_process(timed_out=False)
+        if records and records[-1].get("event") == "end":
+            records.append({"event": "done"})  # loading ended (and failed): nothing else was to run
+        out, err = self.output()
+        return assemble(records, ended, tests, self.limits, out, err, seconds)
+
+    def output(self) -> tuple[str, str]:
+        """The end of what every generation of the code's process printed, in order."""
+        outputs = list(self._outputs)
+        if self.process is not None:
+            outputs.append((self.process.tail("stdout"), self.process.tail("stderr")))
+        chars = self.limits.output_chars
+        if chars == 0:
+            return "", ""
+        return "".join(o for o, _ in outputs)[-chars:], "".join(e for _, e in outputs)[-chars:]
+
+    def _stop_process(self, timed_out: bool) -> ChildExit:
+        assert self.process is not None
+        self.process.timed_out = timed_out
+        ended = self.process.kill()
+        self._outputs.append((self.process.tail("stdout"), self.process.tail("stderr")))
+        self.process = None
+        return ended
+
+    def stop(self) -> None:
+        """End the process: it exits once its channel closes; killed if it does not within the grace."""
+        if self.process is not None:
+            self.process.close()
+            self.process.end(time.monotonic())
+            self.process.kill()
+
+
+def _over(seconds: float) -> str:
+    return f"took longer than {seconds:g} s"
+
+
+def remove_tree(path: str) -> None:
+    """Remove a work directory whatever the code left in it; never raises.
+
+    Recursive removal (``shutil.rmtree``) fails on a tree nested deeper than
+    the recursion limit or than PATH_MAX: here every directory is emptied
+    by moving its subdirectories up to the top, so no path is ever longer
+    than two names and no more than two directories are open at once.
+    Read-only directories are made writable first.
+    """
+    try:
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    moved = itertools.count()
+    try:
+        os.fchmod(top, 0o700)
+        while names := os.listdir(top):
+            if not any([_remove_entry(top, name, moved) for name in names]):
+                break  # nothing could be removed this pass: give up rather than spin
+    except OSError:
+        pass
+    finally:
+        os.close(top)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _remove_entry(top: int, name: str, moved: itertools.count[int]) -> bool:
+    """Remove a file, or empty a directory into ``top`` and remove it; whether anything was removed."""
+    try:
+        os.unlink(name, dir_fd=top)
+        return True
+    except IsADirectoryError:
+        pass
+    except OSError:
+        return False
+    try:
+        os.chmod(name, 0o700, dir_fd=top)
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+    except OSError:
+        return False
+    try:
+        for child in os.listdir(inner):
+            try:
+                os.unlink(child, dir_fd=inner)
+            except IsADirectoryError:
+                os.rename(child, f".moot-removing-{next(moved)}", src_dir_fd=inner, dst_dir_fd=top)
+            except OSError:
+                pass
+    except OSError:
+        return False
+    finally:
+        os.close(inner)
+    try:
+        os.rmdir(name, dir_fd=top)
+    except OSError:
+        return False
+    return True
