@@ -394,7 +394,7 @@ import errno, importlib.util, json, os, socket, sys
 spec = importlib.util.spec_from_file_location("confine", sys.argv[1])
 confine = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(confine)
-layers = confine._linux_layers(os.getcwd())  # the kernel layers only: no audit hook installed
+layers = confine._linux_layers(os.getcwd(), {"disk_mb": 8})  # the kernel layers only: no audit hook installed
 def attempt(action):
     try:
         action()
@@ -412,6 +412,11 @@ print(json.dumps({
     "write_inside": attempt(lambda: open("inside.txt", "w")),
     "read_outside": attempt(lambda: open(sys.argv[3]).read()),
     "read_stdlib": attempt(lambda: open(os.__file__).read()),
+    "read_etc": attempt(lambda: open("/etc/passwd").read()),
+    "unix_datagram": attempt(lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"x", sys.argv[4])),
+    "socketpair": attempt(lambda: socket.socketpair()[0].close()),
+    "memfd": attempt(lambda: os.memfd_create("hoard")),
+    "disk": attempt(lambda: open("big", "wb").write(b"x" * 16 * 1024 * 1024)),
 }))
 """
 
@@ -421,14 +426,25 @@ def test_kernel_layers_hold_even_without_the_audit_hook(tmp_path: Path):
     workdir, outside, secret = tmp_path / "work", tmp_path / "outside.txt", tmp_path / "secret.txt"
     workdir.mkdir()
     secret.write_text("hunter2")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # a host service on a Unix socket
+    listener.bind(str(tmp_path / "host.sock"))
+    listener.setblocking(False)
     argv = [sys.executable, "-I", "-c", _KERNEL_PROBE, confine_module.__file__, str(outside), str(secret)]
-    probe = json.loads(subprocess.run(argv, cwd=workdir, capture_output=True, text=True, check=True).stdout)
+    argv.append(str(tmp_path / "host.sock"))
+    with listener:
+        probe = json.loads(subprocess.run(argv, cwd=workdir, capture_output=True, text=True, check=True).stdout)
+        with pytest.raises(BlockingIOError):
+            listener.recv(16)  # nothing arrived
     if not {"seccomp", "landlock"} & set(probe["layers"]):
         pytest.skip(f"no seccomp or landlock on this kernel (layers: {probe['layers']})")
     assert probe["write_inside"] == "allowed"
     if "seccomp" in probe["layers"]:
         assert (probe["inet_socket"], probe["fork"]) == ("EPERM", "EPERM")
+        assert (probe["unix_datagram"], probe["memfd"], probe["socketpair"]) == ("EPERM", "EPERM", "allowed")
+    if any(layer.startswith("disk-quota") for layer in probe["layers"]):
+        assert probe["disk"] == "ENOSPC"
+        assert not (workdir / "big").exists()  # written to the quota's tmpfs, gone with the process
     if "landlock" in probe["layers"]:
         assert probe["write_outside"] == "EACCES"
         assert not outside.exists()
-        assert (probe["read_outside"], probe["read_stdlib"]) == ("EACCES", "allowed")
+        assert (probe["read_outside"], probe["read_stdlib"], probe["read_etc"]) == ("EACCES", "allowed", "EACCES")

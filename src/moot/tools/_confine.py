@@ -11,7 +11,7 @@ old kernel) -- but it runs in the same interpreter as the code, so it is a
 guardrail against careless code, not a boundary against code set on
 defeating it (as PEP 578 itself warns):
 
-- resource limits (kernel): address space, CPU time, file size, no core files;
+- resource limits (kernel): address space, CPU time, file size, open files, no core files;
 - user and network namespaces (kernel, Linux): ``unshare(CLONE_NEWUSER |
   CLONE_NEWNET)``, or as root ``CLONE_NEWNET`` alone if user namespaces are
   disabled; the new network namespace has no usable interface, and in the new
@@ -47,6 +47,8 @@ from collections.abc import Callable
 from typing import Any
 
 MB = 1024 * 1024
+OPEN_FILES = 256
+"""Descriptors a sandbox process may hold at once; the interpreter and its channel need a handful."""
 
 _SPAWN_EVENTS = frozenset(
     {
@@ -110,7 +112,7 @@ def confine(limits: dict[str, Any], workdir: str) -> list[str]:
     """Apply every layer (see the module docstring); return the names of those that took effect."""
     applied = set_limits(limits)
     if sys.platform.startswith("linux"):
-        applied += _linux_layers(workdir)
+        applied += _linux_layers(workdir, limits)
     _disarm_posixsubprocess()
     sys.addaudithook(make_audit_hook(workdir, os.getpid()))
     return [*applied, "audit-hook"]
@@ -124,6 +126,7 @@ def set_limits(limits: dict[str, Any]) -> list[str]:
         resource.RLIMIT_CPU: (cpu, cpu + 1),
         resource.RLIMIT_FSIZE: (limits["file_size_mb"] * MB,) * 2,
         resource.RLIMIT_CORE: (0, 0),
+        resource.RLIMIT_NOFILE: (OPEN_FILES, OPEN_FILES),
     }
     for which, (soft, hard) in wanted.items():
         _, current_hard = resource.getrlimit(which)
@@ -138,19 +141,24 @@ def set_limits(limits: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- Linux kernel layers
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 
 
-def _linux_layers(workdir: str) -> list[str]:
+def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
     libc = ctypes.CDLL(None, use_errno=True)
     applied = []
+    uid, gid = os.getuid(), os.getgid()
     # A new user namespace also strips root of its capabilities outside it (no CAP_SYS_PTRACE on the parent,
     # whose /proc environ holds API keys; no CAP_DAC_OVERRIDE), while files keep their real owners.
-    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0:
         applied += ["userns", "netns"]
+        if _quota_workdir(libc, workdir, uid, gid, int(limits["disk_mb"])):
+            applied.append(f"disk-quota-{int(limits['disk_mb'])}mb")
     elif os.geteuid() == 0 and libc.unshare(CLONE_NEWNET) == 0:
         applied.append("netns")
     # Die with the parent: a runner that crashes must not leave a sleeping candidate behind.
@@ -162,6 +170,31 @@ def _linux_layers(workdir: str) -> list[str]:
         if _seccomp(libc):
             applied.append("seccomp")
     return applied
+
+
+def _quota_workdir(libc: ctypes.CDLL, workdir: str, uid: int, gid: int, megabytes: int) -> bool:
+    """Mount a tmpfs of ``megabytes`` over the work directory, in this process's own mount namespace.
+
+    Every file the code writes then lives in memory the size cap bounds (a
+    disk quota no file-size limit gives), is invisible to any other process,
+    and vanishes with this process: nothing is left on disk to clean up. The
+    process keeps its own uid inside the namespace, so it owns what it creates.
+    """
+    try:
+        with open("/proc/self/setgroups", "w") as file:
+            file.write("deny")
+        for name, ident in (("uid_map", uid), ("gid_map", gid)):
+            with open(f"/proc/self/{name}", "w") as file:
+                file.write(f"{ident} {ident} 1")
+    except OSError:
+        return False
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:  # nothing propagates back to the host
+        return False
+    options = f"size={megabytes}m,mode=0700,uid={uid},gid={gid}".encode()
+    if libc.mount(b"moot-sandbox", workdir.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
+        return False
+    os.chdir(workdir)  # the old directory is underneath now
+    return True
 
 
 # Landlock (include/uapi/linux/landlock.h). Syscall numbers are the same on x86_64 and aarch64.

@@ -32,6 +32,9 @@ class SandboxLimits(BaseModel):
     """Address space (RLIMIT_AS); the interpreter itself needs ~30 MB of it."""
     file_size_mb: int = Field(default=16, ge=1, le=65536)
     """Largest file the code may write (RLIMIT_FSIZE), its own stdout included."""
+    disk_mb: int = Field(default=64, ge=1, le=65536)
+    """Everything the code writes, together (a memory-backed file system over its work directory, where the
+    kernel allows one: see ``isolation``)."""
     output_chars: int = Field(default=2000, ge=0, le=1_000_000)
     """How much of the end of the code's stdout/stderr the result keeps."""
 

@@ -1,0 +1,252 @@
+"""Code written to cheat or escape, run in the real sandbox: every attempt is contained, with the verdict it earns.
+
+Each attack is a program under test. The *forgers* implement ``f(x) = 2x + 1``
+wrongly and try to pass the hidden checks anyway (patching, exiting,
+forging reports, objects equal to everything, shadowing the checks'
+builtins). The *escapes* try to read, write, connect, spawn, signal or hoard
+outside their limits. None may pass a test it should fail, none may turn
+its own failure into a tool fault (which would be retried, not blamed), and
+none may leave a trace outside the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from moot.tools import Outcome, SandboxLimits, SandboxStatus, run_tests
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel layers are Linux-only")
+
+LIMITS = SandboxLimits(wall_seconds=8, test_seconds=2, cpu_seconds=4, memory_mb=256, disk_mb=32)
+HIDDEN = ["assert f(2) == 5", "assert f(3) == 7", "def check(candidate):\n    assert candidate(10) == 21\ncheck(f)"]
+"""The hidden checks of ``f(x) = 2x + 1``: values the code never sees."""
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    code: str
+    message: str = ""
+    """A fragment every failing test's message must hold (the error the attempt gets)."""
+
+
+def forger(name: str, body: str, prelude: str = "", message: str = "") -> Attack:
+    """Code whose ``f`` is wrong (it returns ``x``) unless the cheat in ``body`` fools the judge."""
+    return Attack(name, f"{prelude}\ndef f(x):\n{textwrap.indent(body, '    ')}\n", message)
+
+
+FORGERS = [
+    forger(
+        "always-equal object",
+        "return Any()",
+        "class Any:\n    def __eq__(self, other): return True\n    def __ne__(self, other): return False",
+        "which is not plain data",
+    ),
+    forger("int subclass equal to all", "return Eq(x)", "class Eq(int):\n    def __eq__(self, o): return True"),
+    forger("str subclass equal to all", "return S('x')", "class S(str):\n    def __eq__(self, o): return True"),
+    forger("list subclass equal to all", "return L([x])", "class L(list):\n    def __eq__(self, o): return True"),
+    forger("float subclass equal to all", "return F(x)", "class F(float):\n    def __eq__(self, o): return True"),
+    forger("hash-colliding tuple", "return T((x,))", "class T(tuple):\n    def __eq__(self, o): return True"),
+    forger(
+        "patched AssertionError",
+        "return x",
+        "import builtins\nbuiltins.AssertionError = type('Nothing', (Exception,), {})",
+        "expected",
+    ),
+    forger(
+        "patched judge helpers",
+        "return x",
+        "import sys\nfor m in list(sys.modules.values()):\n"
+        "    for n in ('compare', 'truthy', 'run_step', 'describe'):\n"
+        "        if hasattr(m, n):\n            setattr(m, n, lambda *a, **k: {'outcome': 'passed'})",
+    ),
+    forger(
+        "patched wire encoder",
+        "return x",
+        "import sys\nw = sys.modules.get('_moot_wire')\nif w:\n    w.encode = lambda *a, **k: {'~': 'ref', 'id': 'x'}",
+    ),
+    forger("os._exit before returning", "import os\nos._exit(0)", message="exited with code 0"),
+    forger("sys.exit(0)", "import sys\nsys.exit(0)", message="sys.exit(0)"),
+    forger("raise SystemExit subclass", "class Done(SystemExit): pass\nraise Done(0)", message="sys.exit(0)"),
+    forger("KeyboardInterrupt", "raise KeyboardInterrupt"),
+    forger(
+        "fake reports on every descriptor",
+        "import os, json\nfake = json.dumps({'event': 'end', 'step': 'test', 'index': 0, 'outcome': 'passed'})\n"
+        "for fd in range(3, 256):\n    try:\n        os.write(fd, (fake + '\\n').encode())\n"
+        "    except OSError:\n        pass\nreturn x",
+    ),
+    forger(
+        "fake answers with the call's id",
+        "import os\nfor fd in range(3, 256):\n    for i in range(1, 5):\n        try:\n"
+        '            os.write(fd, (\'{"id": %d, "ok": %d}\\n\' % (i, 2 * x + 1)).encode())\n'
+        "        except OSError:\n            pass\nreturn x",
+    ),
+    forger(
+        "closed every descriptor",
+        "import os\nfor fd in range(0, 256):\n    try:\n        os.close(fd)\n"
+        "    except OSError:\n        pass\nreturn x",
+    ),
+    forger(
+        "torn channel",
+        "import os\nfor fd in range(3, 256):\n    try:\n        os.write(fd, b'{\"id\"')\n"
+        "    except OSError:\n        pass\nreturn x",
+    ),
+    forger(
+        "late writer thread",
+        "import os, threading, time\n"
+        "def later():\n    time.sleep(0.05)\n    for fd in range(3, 64):\n        try:\n"
+        '            os.write(fd, b\'{"id": 2, "ok": 7}\\n\')\n        except OSError:\n            pass\n'
+        "threading.Thread(target=later, daemon=True).start()\nreturn x",
+    ),
+    forger(
+        "searched memory for expected values",
+        "import gc\nvals = [o for o in gc.get_objects() if isinstance(o, (list, tuple, dict))]\n"
+        "found = [v for c in vals for v in (c.values() if isinstance(c, dict) else c) if type(v) is int and v > x]\n"
+        "return found[0] if found else x",
+    ),
+    forger(
+        "walked the caller's frames",
+        "import sys\nframe = sys._getframe()\nwhile frame.f_back:\n    frame = frame.f_back\n"
+        "consts = [c for c in frame.f_code.co_consts if type(c) is int]\nreturn consts[-1] if consts else x",
+    ),
+    forger(
+        "read the judge's source",
+        "import os\nsource = open(os.path.join(os.getcwd(), '..', '..', 'judge', '_moot_judge.py')).read()\n"
+        "return int(source.count('assert'))",
+        message="not allowed",
+    ),
+    forger("shadowed abs", "return x", "def abs(v):\n    return 0\ndef len(v):\n    return 3"),
+    forger("StopIteration as an answer", "raise StopIteration"),
+    forger(
+        "an exception that claims to be a failed check",
+        "class CompareFailed(AssertionError): pass\nraise CompareFailed('got 5, expected 5')",
+    ),
+    forger("a 100 MB answer", "return 'x' * (100 * 1024 * 1024)"),
+    forger("an answer nested 100000 deep", "v = []\nfor _ in range(100000):\n    v = [v]\nreturn v"),
+    forger("an answer whose repr raises", "return Bad()", "class Bad:\n    def __repr__(self): raise ValueError"),
+    forger("sleeps past the deadline", "import time\ntime.sleep(30)", message="took longer than 2 s"),
+    forger(
+        "ignores the alarm",
+        "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass",
+        message="took longer",
+    ),
+    forger(
+        "a generator that lies about its length",
+        "return G()",
+        "class G:\n    def __len__(self): return 5\n    def __iter__(self): return iter([5])",
+    ),
+]
+
+
+@pytest.mark.parametrize("attack", FORGERS, ids=lambda a: a.name)
+def test_a_forger_passes_no_check(attack: Attack):
+    result = run_tests(attack.code, HIDDEN, LIMITS)
+    assert result.status is SandboxStatus.CONTENT_FAULT, result.tool_error
+    assert result.passed == 0, [(t.test, t.outcome, t.message) for t in result.tests]
+    assert all(t.outcome in (Outcome.FAILED, Outcome.ERROR, Outcome.TIMEOUT) for t in result.tests)
+    assert all(attack.message in t.message for t in result.tests), [t.message for t in result.tests]
+
+
+def test_an_honest_answer_passes_the_same_checks():
+    """The control: the checks above can pass, so a forger's zero is earned."""
+    result = run_tests("def f(x):\n    return 2 * x + 1\n", HIDDEN, LIMITS)
+    assert (result.status, result.passed) == (SandboxStatus.PASSED, 3)
+
+
+# ------------------------------------------------------------------ escapes
+def escape(name: str, body: str, message: str = "", prelude: str = "import os, sys, socket") -> Attack:
+    return Attack(name, f"{prelude}\ndef attempt():\n{textwrap.indent(body, '    ')}\n", message)
+
+
+def _escapes(tmp: Path, host_socket: str) -> list[Attack]:
+    secret = tmp / "secret.txt"
+    return [
+        # reading outside
+        escape("/etc/shadow", "return open('/etc/shadow').read()", "not allowed"),
+        escape("/etc/passwd", "return open('/etc/passwd').read()", "not allowed"),
+        escape("a secret next to the project", f"return open({str(secret)!r}).read()", "not allowed"),
+        escape("the parent's environment", "return open(f'/proc/{os.getppid()}/environ').read()", "not allowed"),
+        escape("pid 1's environment", "return open('/proc/1/environ').read()", "not allowed"),
+        escape("a home directory", "return os.listdir('/root')", "Permission denied"),  # the kernel's refusal
+        escape("this project's tree", f"return open({__file__!r}).read()", "not allowed"),
+        escape("a symlink out", f"os.symlink({str(secret)!r}, 'link')\nreturn open('link').read()", "not allowed"),
+        # network
+        escape("TCP to loopback", "socket.create_connection(('127.0.0.1', 22), timeout=1)", "network"),
+        escape("UDP datagram", "socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', 53))"),
+        escape("IPv6", "socket.socket(socket.AF_INET6, socket.SOCK_STREAM)", "network"),
+        escape("DNS", "socket.getaddrinfo('example.com', 80)", "network"),
+        escape("raw socket", "socket.socket(socket.AF_INET, socket.SOCK_RAW, 1)", "network"),
+        escape(
+            "datagram to a host Unix socket",
+            f"socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'escaped', {host_socket!r})",
+        ),
+        escape("stream to a host Unix socket", f"socket.socket(socket.AF_UNIX).connect({host_socket!r})"),
+        escape("abstract Unix socket", "socket.socket(socket.AF_UNIX).bind('\\0moot-escape')"),
+        # processes
+        escape("subprocess", "import subprocess\nsubprocess.run(['true'])", "not allowed"),
+        escape("os.system", "os.system('true')", "not allowed"),
+        escape("fork", "os.fork()", "not allowed"),
+        escape("exec", "os.execv('/bin/true', ['true'])", "not allowed"),
+        escape("posix_spawn", "os.posix_spawn('/bin/true', ['true'], {})", "not allowed"),
+        escape("multiprocessing", "import multiprocessing\nmultiprocessing.Process(target=print).start()"),
+        escape("ctypes", "import ctypes\nctypes.CDLL(None).system(b'true')", "not allowed"),
+        escape("pty", "import pty\npty.fork()"),  # no pseudo-terminal to open, so no fork
+        # writes
+        escape("a file outside", f"open({str(tmp / 'escaped.txt')!r}, 'w').write('x')", "not allowed"),
+        escape("/tmp", "open('/tmp/moot-escaped.txt', 'w').write('x')", "not allowed"),
+        escape("/dev/shm", "open('/dev/shm/moot-escaped', 'w').write('x')", "not allowed"),
+        escape("delete outside", f"os.remove({str(secret)!r})", "not allowed"),
+        escape("rename outside", f"os.rename({str(secret)!r}, 'mine')", "not allowed"),
+        escape("chmod outside", f"os.chmod({str(secret)!r}, 0o777)", "not allowed"),
+        # signals
+        escape("kill the parent", "os.kill(os.getppid(), 9)", "not allowed"),
+        escape("kill every process", "for pid in range(1, 4096):\n    os.kill(pid, 0)", "not allowed"),
+        escape("killpg", "os.killpg(os.getpgid(os.getppid()), 9)", "not allowed"),
+        # resources
+        escape("memory in one piece", "return bytearray(8 * 1024 ** 3)", "memory limit"),
+        escape("memory bit by bit", "hoard = []\nwhile True:\n    hoard.append(' ' * 10 ** 6)", "memory limit"),
+        escape("memfd", "fd = os.memfd_create('hoard')\nos.ftruncate(fd, 768 * 1024 ** 2)"),
+        escape("/dev/shm memory", "open('/dev/shm/hoard', 'wb').write(b'x' * 10 ** 8)", "not allowed"),
+        escape(
+            "fill the disk", "for i in range(20):\n    open(f'f{i}', 'wb').write(b'x' * 8 * 1024 ** 2)", "No space left"
+        ),
+        escape("one huge file", "open('big', 'wb').write(b'x' * 40 * 1024 ** 2)"),
+        escape(
+            "nested directories",
+            "for _ in range(1100):\n    os.mkdir('d')\n    os.chdir('d')\nraise ValueError('deep')",
+            "deep",
+        ),
+        escape("open descriptors", "return [open(os.devnull) for _ in range(20000)]", "Too many open files"),
+        escape("CPU in C code", "sum(range(10 ** 12))", "took longer"),
+        escape("recursion", "def r(n):\n    return r(n + 1)\nreturn r(0)", "recursion"),
+    ]
+
+
+def test_every_escape_is_contained_and_leaves_no_trace(tmp_path: Path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hunter2-secret-value")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as host:
+        host.bind(str(tmp_path / "host.sock"))
+        host.setblocking(False)
+        attacks = _escapes(tmp_path, str(tmp_path / "host.sock"))
+        assert len(attacks) + len(FORGERS) >= 60
+        for attack in attacks:
+            result = run_tests(attack.code, ["attempt()"], LIMITS)
+            (only,) = result.tests
+            assert result.status is SandboxStatus.CONTENT_FAULT, (attack.name, result.tool_error)
+            assert only.outcome in (Outcome.ERROR, Outcome.TIMEOUT), (attack.name, only)
+            assert attack.message in only.message, (attack.name, only.message)
+            assert "hunter2" not in result.model_dump_json(), attack.name
+        with pytest.raises(BlockingIOError):
+            host.recv(64)  # no datagram arrived
+    assert secret.read_text() == "hunter2-secret-value"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["host.sock", "secret.txt"]
+    assert not Path("/tmp/moot-escaped.txt").exists() and not Path("/dev/shm/moot-escaped").exists()
+    assert not [p for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("moot-sandbox-*")]
