@@ -313,7 +313,37 @@ def _fake_structured(output: type[BaseModel], agent: str, digest: int) -> dict[s
     claims = claim.get("enum") or ([claim["const"]] if "const" in claim else None)
     if claims:
         candidates["claim"] = claims[digest % len(claims)]
-    return {name: candidates[name] for name in fields if name in candidates}
+    schema = output.model_json_schema()
+    return {
+        name: candidates[name] if name in candidates else _fake_value(field, schema.get("$defs", {}), agent, digest)
+        for name, field in fields.items()
+        if name in candidates or name in schema.get("required", [])
+    }
+
+
+def _fake_value(schema: dict[str, Any], defs: dict[str, Any], agent: str, digest: int) -> Any:
+    """A value valid for one JSON-schema field of any other schema (plans, tool calls, candidate choices)."""
+    if "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    choices = schema.get("enum") or ([schema["const"]] if "const" in schema else None)
+    if choices:
+        return choices[digest % len(choices)]
+    if "anyOf" in schema:
+        return _fake_value(schema["anyOf"][0], defs, agent, digest)
+    kind = schema.get("type")
+    if kind == "object":
+        required = schema.get("required", [])
+        props = schema.get("properties", {})
+        return {name: _fake_value(props[name], defs, agent, digest) for name in required}
+    if kind == "array":
+        count = max(1, int(schema.get("minItems", 1)))
+        return [_fake_value(schema.get("items", {}), defs, agent, digest) for _ in range(count)]
+    if kind in ("integer", "number"):
+        return int(schema.get("minimum", 0)) + digest % 5
+    if kind == "boolean":
+        return bool(digest % 2)
+    text = f"{agent} says {digest % 1000}"
+    return text.ljust(int(schema.get("minLength", 0)), ".")[: int(schema.get("maxLength", 10_000))]
 
 
 _REGISTRY: dict[str, ScriptedModel] = {}

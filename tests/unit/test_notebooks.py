@@ -53,11 +53,15 @@ def kernel(tmp_path_factory, monkeypatch) -> str:
 
 
 def outputs(notebook: nbformat.NotebookNode) -> str:
-    """Every text, HTML and Markdown output of every cell, joined."""
+    """Every text, HTML and Markdown output of every cell, joined.
+
+    A cell's printed text arrives in as many stream outputs as the kernel
+    flushed (more on a busy machine), so it is joined as Jupyter shows it: as is.
+    """
     parts = []
     for cell in notebook.cells:
+        parts.append("".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream"))
         for output in cell.get("outputs", []):
-            parts.append(output.get("text", ""))
             data = output.get("data", {})
             parts += [data.get(kind, "") for kind in ("text/plain", "text/html", "text/markdown")]
     return "\n".join(parts)

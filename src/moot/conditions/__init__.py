@@ -3,6 +3,7 @@
 from autogen_agentchat.base import TerminationCondition
 
 from moot.conditions._base import MootCondition
+from moot.conditions._bounds import RoundCap, bounded_stop
 from moot.conditions._budget import TokenBudget, WallClock
 from moot.conditions._consensus import Consensus
 from moot.conditions._progress import NoProgress
@@ -16,9 +17,11 @@ __all__ = [
     "MootCondition",
     "NoImprovement",
     "NoProgress",
+    "RoundCap",
     "ScoreThreshold",
     "TokenBudget",
     "WallClock",
+    "bounded_stop",
     "default_stop",
 ]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
+from typing import ClassVar
 
 from autogen_agentchat.base import TerminatedException, TerminationCondition
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StopMessage
@@ -21,6 +22,11 @@ Messages = Sequence[BaseAgentEvent | BaseChatMessage]
 
 class MootCondition(TerminationCondition):
     """A condition that inspects each new message once and may return a stop reason."""
+
+    needs: ClassVar[str | None] = None
+    """The round value it waits for (``score``, ``agreement``); None: what every team produces."""
+    bounds: ClassVar[bool] = False
+    """Sure to fire sooner or later in any run (a round, step, token or time limit)."""
 
     def __init__(self) -> None:
         self._terminated = False

@@ -22,6 +22,7 @@ class TokenBudget(MootCondition, Component[TokenBudgetConfig]):
 
     component_config_schema = TokenBudgetConfig
     component_provider_override = "moot.conditions.TokenBudget"
+    bounds = True
 
     def __init__(self, max_tokens: int) -> None:
         super().__init__()
@@ -60,6 +61,7 @@ class WallClock(MootCondition, Component[WallClockConfig]):
 
     component_config_schema = WallClockConfig
     component_provider_override = "moot.conditions.WallClock"
+    bounds = True
 
     def __init__(self, seconds: float, clock: Callable[[], float] | None = None) -> None:
         super().__init__()

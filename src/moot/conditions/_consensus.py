@@ -25,6 +25,7 @@ class Consensus(MootCondition, Component[ConsensusConfig]):
 
     component_config_schema = ConsensusConfig
     component_provider_override = "moot.conditions.Consensus"
+    needs = "agreement"
 
     def __init__(self, threshold: float = 1.0) -> None:
         super().__init__()

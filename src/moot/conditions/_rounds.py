@@ -20,6 +20,7 @@ class MaxRounds(MootCondition, Component[MaxRoundsConfig]):
 
     component_config_schema = MaxRoundsConfig
     component_provider_override = "moot.conditions.MaxRounds"
+    bounds = True
 
     def __init__(self, rounds: int) -> None:
         super().__init__()
@@ -48,6 +49,7 @@ class ScoreThreshold(MootCondition, Component[ScoreThresholdConfig]):
 
     component_config_schema = ScoreThresholdConfig
     component_provider_override = "moot.conditions.ScoreThreshold"
+    needs = "score"
 
     def __init__(self, threshold: float) -> None:
         super().__init__()
@@ -77,6 +79,7 @@ class NoImprovement(MootCondition, Component[NoImprovementConfig]):
 
     component_config_schema = NoImprovementConfig
     component_provider_override = "moot.conditions.NoImprovement"
+    needs = "score"
 
     def __init__(self, patience: int, min_delta: float = 0.0) -> None:
         super().__init__()

@@ -25,6 +25,8 @@ class MaxSteps(MootCondition, Component[MaxStepsConfig]):
 
     component_config_schema = MaxStepsConfig
     component_provider_override = "moot.conditions.MaxSteps"
+    needs = "steps"
+    bounds = True
 
     def __init__(self, steps: int) -> None:
         super().__init__()

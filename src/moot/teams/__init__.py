@@ -1,5 +1,6 @@
 """Team topologies; each is an AutoGen Team (run, run_stream, reset, save_state/load_state)."""
 
+from moot.teams._base import MootTeam
 from moot.teams._code_debate import CodeDebate, CodeDebateConfig, default_code_debate_stop
 from moot.teams._code_debate_records import CodeChoice, CodeDebateMetrics, CodeDebateResult, CodeRound
 from moot.teams._debate import Debate, default_debate_stop
@@ -37,6 +38,7 @@ __all__ = [
     "Feedback",
     "HumanFeedback",
     "HumanInTheLoop",
+    "MootTeam",
     "PlannedStep",
     "PlannerExecutor",
     "PlannerExecutorResult",

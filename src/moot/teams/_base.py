@@ -25,6 +25,7 @@ from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageF
 from autogen_core import CancellationToken
 from pydantic import BaseModel
 
+from moot.conditions import bounded_stop
 from moot.errors import MalformedOutputError, ToolFaultError, TransientModelError
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
 from moot.roles import RoleAgent
@@ -52,11 +53,13 @@ class MootTeam(Team):
 
     _derived_state: ClassVar[frozenset[str]] = frozenset()
     """State fields rebuilt from the transcript (by ``_derive``) on ``load_state``: left out of checkpoints."""
+    _signals: ClassVar[frozenset[str]] = frozenset()
+    """The values this team's rounds report (``score``, ``agreement``): what its stop conditions may wait for."""
 
     def __init__(self, name: str, description: str, stop: TerminationCondition | None) -> None:
         self._name = name
         self._description = description
-        self._stop = stop
+        self._stop = bounded_stop(stop, type(self).__name__, self._signals) if stop is not None else None
         self._running = False
         self._paused = asyncio.Event()
         self._paused.set()
@@ -264,7 +267,7 @@ class MootTeam(Team):
         turns = self._turns(token)
         round_start = time.time()
         try:
-            async for batch in turns:
+            while (batch := await _next_turn(turns, token)) is not None:
                 await self._emit(batch, produced)
                 for message in batch:
                     yield message
@@ -476,6 +479,22 @@ class MootTeam(Team):
     @abstractmethod
     def _forget(self) -> None:
         """Drop all task progress (used by reset)."""
+
+
+async def _next_turn(turns: AsyncGenerator[list[Message], None], token: CancellationToken) -> list[Message] | None:
+    """The next turn's messages (None when the topology is done), as a task the cancellation token cancels.
+
+    As AutoGen's own teams do: ``token.cancel()`` or cancelling the task that
+    runs the team ends the run at once with ``CancelledError``, even when the
+    turn in flight never yields (a cached or scripted reply); the run is
+    recorded as interrupted and can be resumed.
+    """
+    step = asyncio.ensure_future(anext(turns))
+    token.link_future(step)
+    try:
+        return await step
+    except StopAsyncIteration:
+        return None
 
 
 def _summary(result: TaskResult) -> dict[str, Any]:

@@ -94,6 +94,8 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
     ``dump_component``).
     """
 
+    _signals = frozenset({"agreement"})
+
     component_config_schema = CodeDebateConfig
     component_provider_override = "moot.teams.CodeDebate"
 

@@ -62,6 +62,8 @@ class Debate(MootTeam, Component[DebateConfig]):
     custom Arbiter that is not an agent cannot be saved that way.
     """
 
+    _signals = frozenset({"agreement"})
+
     component_config_schema = DebateConfig
     component_provider_override = "moot.teams.Debate"
 

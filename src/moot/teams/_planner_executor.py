@@ -69,6 +69,8 @@ class PlannerExecutor(MootTeam):
     bounds how often the plan is revised before the team gives up.
     """
 
+    _signals = frozenset({"steps"})
+
     def __init__(
         self,
         planner: ChatAgent,

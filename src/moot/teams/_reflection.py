@@ -103,6 +103,8 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
     round's score is the lowest of theirs.
     """
 
+    _signals = frozenset({"score"})
+
     component_config_schema = ReflectionConfig
     component_provider_override = "moot.teams.Reflection"
 

@@ -1,0 +1,74 @@
+"""Can a stop condition fire for a team, and is it bound to? Checked when a team is built.
+
+A condition that waits for something a team never reports (a critique score
+from a debate) would let a run go on forever: it is refused at construction.
+A condition that can fire but need not (a quality threshold the work never
+reaches) gets a hard round cap beside it, named in the stop reason when it
+is what ends the run. AutoGen's own conditions are taken as able to fire;
+its message, token and time limits as bounds.
+"""
+
+from __future__ import annotations
+
+from autogen_agentchat.base import AndTerminationCondition, OrTerminationCondition, TerminationCondition
+from autogen_agentchat.conditions import MaxMessageTermination, TimeoutTermination, TokenUsageTermination
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
+
+from moot.conditions._base import MootCondition
+from moot.conditions._rounds import MaxRounds
+from moot.errors import ConfigError
+
+__all__ = ["HARD_ROUND_CAP", "RoundCap", "bounded_stop", "can_fire", "is_bounded"]
+
+HARD_ROUND_CAP = 100
+_AUTOGEN_BOUNDS = (MaxMessageTermination, TimeoutTermination, TokenUsageTermination)
+
+
+class RoundCap(MaxRounds):
+    """The hard round cap moot adds beside a stop that has no bound of its own."""
+
+    component_provider_override = "moot.conditions.RoundCap"
+
+    def check(self, message: BaseAgentEvent | BaseChatMessage) -> str | None:
+        reason = super().check(message)
+        if reason is None:
+            return None
+        return f"hard cap: {self.rounds} rounds done (the stop given has no bound; add MaxRounds or TokenBudget)"
+
+
+def _parts(condition: TerminationCondition) -> list[TerminationCondition]:
+    return list(getattr(condition, "_conditions", []))
+
+
+def can_fire(condition: TerminationCondition, signals: frozenset[str]) -> bool:
+    """Whether ``condition`` can ever fire for a team whose rounds report ``signals`` (e.g. ``score``)."""
+    if isinstance(condition, OrTerminationCondition):
+        return any(can_fire(part, signals) for part in _parts(condition))
+    if isinstance(condition, AndTerminationCondition):
+        return all(can_fire(part, signals) for part in _parts(condition))
+    if isinstance(condition, MootCondition):
+        return condition.needs is None or condition.needs in signals
+    return True
+
+
+def is_bounded(condition: TerminationCondition, signals: frozenset[str]) -> bool:
+    """Whether ``condition`` is sure to fire sooner or later for such a team (a round, step, token or time limit)."""
+    if isinstance(condition, OrTerminationCondition):
+        return any(is_bounded(part, signals) for part in _parts(condition))
+    if isinstance(condition, AndTerminationCondition):
+        return all(is_bounded(part, signals) for part in _parts(condition))
+    if isinstance(condition, MootCondition):
+        return condition.bounds and can_fire(condition, signals)
+    return isinstance(condition, _AUTOGEN_BOUNDS)
+
+
+def bounded_stop(condition: TerminationCondition, team: str, signals: frozenset[str]) -> TerminationCondition:
+    """``condition`` as a team runs it: refused if it cannot fire, given a hard cap if it has no bound."""
+    if not can_fire(condition, signals):
+        reports = ", ".join(sorted(signals)) or "neither scores, agreement nor steps"
+        raise ConfigError(
+            f"stop condition {type(condition).__name__} can never fire for a {team}: it waits for a round "
+            f"value the team never reports (a {team} reports {reports}); add a bound, "
+            "e.g. stop=... | MaxRounds(5) | TokenBudget(40000)"
+        )
+    return condition if is_bounded(condition, signals) else condition | RoundCap(HARD_ROUND_CAP)
