@@ -17,6 +17,7 @@ import typer
 from autogen_agentchat.base import TaskResult
 from rich.console import Console
 
+from moot._redact import redact
 from moot.console import render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
 from moot.harness._cli import compare
@@ -37,7 +38,7 @@ ModelOption = Annotated[
         "--model",
         "-m",
         help="Model SPEC for every role, or ROLE=SPEC for one role. SPEC: "
-        "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&base_url=URL&api_key_env=VAR], e.g. local@0.7",
+        "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&timeout=S&base_url=URL&api_key_env=VAR], e.g. local@0.7",
     ),
 ]
 TaskOption = Annotated[str | None, typer.Option("--task", help="Replace the scenario's task text.")]
@@ -57,7 +58,7 @@ def root() -> None:
 
 
 def fail(message: str) -> typer.Exit:
-    err.print(f"moot: error: {message}", markup=False, highlight=False, soft_wrap=True)
+    err.print(f"moot: error: {redact(message)}", markup=False, highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
@@ -81,19 +82,26 @@ def run(
 def resume(
     run_id: Annotated[str | None, typer.Argument(help="The run to continue (see moot runs).")] = None,
     last: Annotated[bool, typer.Option("--last", help="Continue the newest unfinished run.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Continue even though the scenario's stop conditions changed.")
+    ] = False,
     store: StoreOption = None,
 ) -> None:
-    """Continue a run that was killed or interrupted, from its last checkpoint."""
+    """Continue a run that was killed or interrupted, from its last checkpoint (never one a live process drives)."""
     try:
         record = _resumable(RunStore.shared(store), run_id, last)
         loaded = load_scenario(record.scenario or "")
         options = record.options
         team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
         resumable_state(RunStore.shared(store), record.id)
+        RunStore.shared(store).acquire(record.id)  # refused while another live process drives it
     except ConfigError as exc:
         raise fail(str(exc)) from None
     out.print(f"[bold]moot[/] resuming run [cyan]{record.id}[/] of {loaded.name} ({record.turns} turns recorded)")
-    asyncio.run(_render(team.resume_stream(record.id), team))
+    try:
+        asyncio.run(_render(team.resume_stream(record.id, force=force), team))
+    except ConfigError as exc:  # the scenario's configuration changed since the run started
+        raise fail(str(exc)) from None
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout instead of tables.")]

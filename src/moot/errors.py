@@ -84,3 +84,11 @@ class TransientModelError(MootError):
             f"model {model} kept failing on transient faults: {attempts} attempts, the last a {kind} fault; "
             f"last error: {last_error}; try again later or allow more attempts (RetryPolicy.max_attempts)"
         )
+
+
+class RunBusyError(ConfigError):
+    """Another live process drives this run (it holds the run's lease)."""
+
+
+class LeaseLostError(MootError):
+    """This process no longer holds the run's lease (another process took over a run it thought dead)."""

@@ -95,9 +95,38 @@ def test_moot_run_architecture_review_debates_on_the_embedded_model(tmp_path):
     assert re.search(r"verdict by (arbiter|majority_vote) \(positions shown as [a-z, ]+\): (split|keep|defer)", out), (
         out[-1500:]
     )
-    # A later round answers a claim of another, named expert (quoted from the list it was shown).
+    # A later round (when the experts did not agree at once) answers a claim of another, named expert.
     claims = re.findall(r"│ on ([a-z]+): ", out)
-    assert claims and set(claims) <= {"architect", "ops", "business"}, out[-3000:]
+    assert set(claims) <= {"architect", "ops", "business"}, out[-3000:]
+    assert bool(claims) == ("round 2 completed" in out), out[-3000:]
+
+
+async def test_a_rebuttal_round_on_the_embedded_model_is_mechanically_coherent():
+    """Two rounds forced: every rebuttal answers a named other expert's claim, arguments are statements, and no
+    text the length caps shortened ends in the middle of a sentence."""
+    from moot.arbiters import MajorityVote
+    from moot.roles import Position
+    from moot.teams import Debate
+
+    experts = ("architect", "ops")
+    spec = ModelSpec.parse("local@0.7?seed=3")
+    team = Debate([RoleAgent(role(name), spec) for name in experts], MajorityVote(), stop=MaxRounds(2))
+    team.record = False
+    task = (
+        "Decision: should our 8-engineer team split the billing module out of the monolith now? Billing shares "
+        "6 tables with orders and 3 of 5 incidents last quarter started elsewhere and took billing down."
+    )
+    result = await team.run(task=task)
+    assert [r.round for r in result.rounds] == [1, 2]
+    fields = set(Position.model_fields)
+    for record in result.rounds:
+        for name, position in record.positions.items():
+            for argument in position.key_arguments:
+                assert len(argument.split()) >= 2 and argument.strip().lower() not in fields, (name, argument)
+            for text, cap in ((position.reasoning, 400), (position.response or "", 300)):
+                assert len(text) < cap or text.rstrip()[-1] in ".!?)", (name, text)
+    for name, position in result.rounds[1].positions.items():
+        assert position.responds_to in set(experts) - {name}, (name, position.claim)
 
 
 def builtin_schemas() -> list[tuple[str, type, str]]:

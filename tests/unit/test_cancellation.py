@@ -61,7 +61,9 @@ async def test_a_cancelled_token_ends_the_run_within_a_second_and_it_can_be_resu
     assert store.get(team.run_id).status == "interrupted"
     turns = len(store.turns(team.run_id))
     resumed = TEAMS[kind](spec, stop=MaxRounds(1))  # it continues from its checkpoint, to a stop of its own
-    result = await resumed.resume(team.run_id)
+    with pytest.raises(ConfigError, match="was started with a different stop"):
+        await resumed.resume(team.run_id)
+    result = await resumed.resume(team.run_id, force=True)
     assert result is not None and result.stop_reason
     assert store.get(team.run_id).status in ("finished", "partial")
     assert len(store.turns(team.run_id)) > turns

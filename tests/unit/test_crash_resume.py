@@ -8,6 +8,7 @@ the final transcript is a turn lost, repeated or skipped by moot.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import signal
@@ -25,8 +26,8 @@ SCENARIO = Path(__file__).resolve().parents[1] / "fixtures" / "slow_reflection.p
 TOTAL_TURNS = 1 + 4 * 3  # the task, then per round: draft, critique, round event
 
 
-def moot(store: Path, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "MOOT_STORE": str(store), "MOOT_TEST_DELAY": "0.1", "COLUMNS": "120"}
+def moot(store: Path, *args: str, delay: float = 0.1) -> subprocess.Popen[str]:
+    env = {**os.environ, "MOOT_STORE": str(store), "MOOT_TEST_DELAY": str(delay), "COLUMNS": "120"}
     return subprocess.Popen(
         [sys.executable, "-m", "moot", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -82,7 +83,7 @@ def test_a_run_killed_at_a_turn_resumes_to_the_uninterrupted_transcript(tmp_path
     proc.wait(timeout=30)
     run_id = only_run(store)
     killed = RunStore(store).get(run_id)
-    assert killed.status == "running"  # nobody could mark it: it was killed
+    assert killed.status == "interrupted"  # nobody could mark it (it was killed), but its lease died with it
     assert 0 < killed.turns < TOTAL_TURNS
 
     resumed = moot(store, "resume", "--last")
@@ -103,3 +104,44 @@ def test_resuming_a_finished_run_is_refused(tmp_path):
     assert again.returncode == 2
     assert err.startswith(f"moot: error: run {run_id} already finished (finished: max rounds: 4 of 4 rounds done)")
     assert out == ""
+
+
+def test_one_writer_per_run_a_live_run_cannot_be_resumed_and_a_killed_one_shows_interrupted(tmp_path):
+    store = tmp_path / "runs.sqlite3"
+    proc = moot(store, "run", str(SCENARIO), "-m", "scripted:slow", delay=1.5)  # still running while we try
+    wait_for_turns(store, 2, proc)
+    run_id = only_run(store)
+    assert RunStore(store).get(run_id).status == "running"
+    second = moot(store, "resume", run_id)
+    _, err = second.communicate(timeout=60)
+    assert second.returncode == 2
+    assert err.startswith(f"moot: error: run {run_id} is being driven by process {proc.pid} on ")
+    nothing = moot(store, "resume", "--last")  # --last never picks a live run
+    _, err = nothing.communicate(timeout=60)
+    assert (nothing.returncode, err.strip()) == (2, "moot: error: no unfinished run to resume; moot runs lists runs")
+    os.kill(proc.pid, signal.SIGTERM)  # no chance to mark the run: its lease dies with it
+    proc.wait(timeout=30)
+    assert RunStore(store).get(run_id).status == "interrupted"
+    listing = moot(store, "runs", "--json")
+    out, _ = listing.communicate(timeout=60)
+    assert [run["status"] for run in json.loads(out)] == ["interrupted"]
+    resumed = moot(store, "resume", run_id)
+    _, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert RunStore(store).get(run_id).status == "finished"
+
+
+def test_a_process_that_lost_the_lease_writes_nothing_more(tmp_path):
+    from moot.errors import LeaseLostError
+
+    path = tmp_path / "runs.sqlite3"
+    first = RunStore(path)
+    first.create_run("r1", team="t", task="x")
+    first.record("r1", 0, [{"type": "TextMessage", "source": "user", "content": "x"}], {})
+    with sqlite3.connect(path) as db:  # another process took over the run after it looked dead
+        db.execute("UPDATE runs SET owner = '1@elsewhere', heartbeat_at = 0 WHERE id = 'r1'")
+    with pytest.raises(LeaseLostError, match="now driven by another process"):
+        first.record("r1", 1, [{"type": "TextMessage", "source": "x", "content": "late"}], {})
+    assert len(first.turns("r1")) == 1
+    first.finish("r1", "finished", "done", None)
+    assert first.get("r1").status != "finished"  # the ending of a process without the lease is not recorded

@@ -21,7 +21,7 @@ TASK = "Should we split the billing module out of the monolith?"
 
 def arg(name: str, round_: int) -> str:
     """A one-word argument that names its expert and round, so a prompt can be searched for it."""
-    return f"{name.upper()}-R{round_}-POINT"
+    return f"{name.upper()}-R{round_}-POINT made"
 
 
 def answers(result):
@@ -164,8 +164,12 @@ async def test_the_arbiter_sees_the_positions_in_a_seeded_shuffled_order():
 # ------------------------------------------------------------ per-role models
 async def test_each_expert_talks_to_its_own_model():
     """architect runs on model 'a' at 0.9, the others on model 'b': no call crosses over."""
-    a = ScriptedModel({"architect": [make_position("split", "A-ONLY")], "arbiter": [make_verdict("keep")]}, name="a")
-    b = ScriptedModel({"ops": [make_position("keep", "B-ONLY")], "business": [make_position("keep", "B-ONLY")]}, "b")
+    a = ScriptedModel(
+        {"architect": [make_position("split", "A-ONLY point")], "arbiter": [make_verdict("keep")]}, name="a"
+    )
+    b = ScriptedModel(
+        {"ops": [make_position("keep", "B-ONLY point")], "business": [make_position("keep", "B-ONLY point")]}, "b"
+    )
     specs = {"architect": "scripted:a@0.9", "ops": "scripted:b", "business": "scripted:b", "arbiter": "scripted:a@0.1"}
     with a, b:
         team = Debate(
@@ -181,7 +185,7 @@ async def test_each_expert_talks_to_its_own_model():
         assert len(owner.calls(agent.name)) == 1
     assert set(a.clients) == {"architect", "arbiter"} and set(b.clients) == {"ops", "business"}
     assert answers(result) == [{"architect": "split", "ops": "keep", "business": "keep"}]
-    assert result.rounds[0].positions["architect"].key_arguments == ["A-ONLY"]
+    assert result.rounds[0].positions["architect"].key_arguments == ["A-ONLY point"]
 
 
 def test_model_options_give_one_role_of_the_scenario_its_own_temperature():
@@ -319,7 +323,7 @@ async def test_a_later_good_ruling_clears_an_earlier_fallback():
         assert (await team.run(task=TASK)).verdict_by == "majority_vote"
         result = await team.run()  # one more round; this time the arbiter answers properly
     assert (result.partial, result.verdict_by, result.answer) == (False, "arbiter", "split")
-    assert result.stop_reason == "max rounds: 2 of 1 rounds done"
+    assert result.stop_reason == "max rounds: the limit of 1 was already passed (2 rounds done)"
     assert result.metrics.parse_failures == 2  # the earlier failures still count
 
 
@@ -329,7 +333,7 @@ async def test_a_later_position_that_answers_no_claim_is_fed_back():
     model = ScriptedModel(
         {
             "architect": [make_position("split"), no_claim, make_rebuttal("split")],
-            "ops": [make_position("keep", "OPS-CLAIM"), make_rebuttal("keep")],
+            "ops": [make_position("keep", "OPS-CLAIM point"), make_rebuttal("keep")],
             "arbiter": [make_verdict("keep")],
         }
     )
@@ -342,7 +346,7 @@ async def test_a_later_position_that_answers_no_claim_is_fed_back():
     assert retry[-1].content.startswith("Your reply was not valid: claim: Field required")
     assert result.rounds[0].positions["architect"].claim is None
     second = result.rounds[1].positions["architect"]
-    assert (second.claim, second.responds_to) == ("ops: OPS-CLAIM", "ops")  # the only claim it could answer
+    assert (second.claim, second.responds_to) == ("ops: OPS-CLAIM point", "ops")  # the only claim it could answer
     assert (result.metrics.parse_failures, result.partial) == (1, False)
     assert [m.metadata["parse_failures"] for m in result.messages if m.source == "architect"] == ["0", "1"]
 
@@ -350,8 +354,12 @@ async def test_a_later_position_that_answers_no_claim_is_fed_back():
 async def test_a_rebuttal_can_only_answer_another_experts_claim_as_it_was_made():
     model = ScriptedModel(
         {
-            "architect": [make_position("split", "ARCH-1", "ARCH-2"), make_rebuttal("split")],
-            "ops": [make_position("keep", "OPS-1"), make_rebuttal("keep", claim="ops: OPS-1"), make_rebuttal("keep")],
+            "architect": [make_position("split", "ARCH-1 point", "ARCH-2 point"), make_rebuttal("split")],
+            "ops": [
+                make_position("keep", "OPS-1 point"),
+                make_rebuttal("keep", claim="ops: OPS-1 point"),
+                make_rebuttal("keep"),
+            ],
             "arbiter": [make_verdict("keep")],
         }
     )
@@ -359,10 +367,12 @@ async def test_a_rebuttal_can_only_answer_another_experts_claim_as_it_was_made()
         result = await make_debate(model, MaxRounds(2), experts=("architect", "ops")).run(task=TASK)
     ops = model.calls("ops")
     assert ops[1].json_output.model_json_schema()["properties"]["claim"]["enum"] == [
-        "architect: ARCH-1",
-        "architect: ARCH-2",
+        "architect: ARCH-1 point",
+        "architect: ARCH-2 point",
     ]
-    assert "claim: Input should be 'architect: ARCH-1' or 'architect: ARCH-2'" in ops[2].messages[-1].content
+    assert (
+        "claim: Input should be 'architect: ARCH-1 point' or 'architect: ARCH-2 point'" in ops[2].messages[-1].content
+    )
     assert result.rounds[1].positions["ops"].responds_to == "architect"
 
 
@@ -393,8 +403,8 @@ async def test_answers_outside_the_options_are_fed_back():
 async def test_no_progress_stops_when_the_answers_repeat():
     model = ScriptedModel(
         {
-            "architect": [make_position("split", "first"), make_rebuttal("Split", "second")],
-            "ops": [make_position("keep", "first"), make_rebuttal("keep.", "second")],
+            "architect": [make_position("split", "first point"), make_rebuttal("Split", "second point")],
+            "ops": [make_position("keep", "first point"), make_rebuttal("keep.", "second point")],
             "arbiter": [make_verdict("keep")],
         }
     )

@@ -152,14 +152,14 @@ async def test_a_loaded_debate_continues_like_the_live_debate_that_saved_it():
         result = await fresh.run()
     assert outline(result) == outline(expected)
     assert (result.answer, result.stop_reason) == (expected.answer, expected.stop_reason)
-    assert expected.stop_reason == "max rounds: 2 of 1 rounds done"
+    assert expected.stop_reason == "max rounds: the limit of 1 was already passed (2 rounds done)"
     assert prompts(restored) == prompts(live)
 
 
 async def test_reset_clears_progress():
     model = ScriptedModel(
         {
-            "architect": [make_position("split", "OLD-POINT"), make_position("keep")],
+            "architect": [make_position("split", "OLD-POINT point"), make_position("keep")],
             "ops": [make_position("keep"), make_position("keep")],
             "arbiter": [make_verdict("keep"), make_verdict("keep")],
         }
@@ -175,7 +175,7 @@ async def test_reset_clears_progress():
     assert [r.round for r in result.rounds] == [1]
     prompt = model.calls("ops")[1].prompt_text
     assert "Another decision" in prompt and "This is the first round" in prompt
-    assert "OLD-POINT" not in prompt and "Your position last round" not in prompt
+    assert "OLD-POINT point" not in prompt and "Your position last round" not in prompt
 
 
 async def test_a_debate_cannot_run_twice_concurrently():
@@ -246,8 +246,8 @@ async def test_usage_per_agent_per_round_is_the_scripted_word_count():
 async def test_malformed_expert_beyond_retries_stops_with_a_verdict_and_resumes_at_that_turn():
     model = ScriptedModel(
         {
-            "architect": [make_position("split", "ARCH-1"), make_rebuttal("split", "ARCH-2")],
-            "ops": [make_position("keep", "OPS-1"), "nope", "nope", make_rebuttal("keep", "OPS-2")],
+            "architect": [make_position("split", "ARCH-1 point"), make_rebuttal("split", "ARCH-2 point")],
+            "ops": [make_position("keep", "OPS-1 point"), "nope", "nope", make_rebuttal("keep", "OPS-2 point")],
             "arbiter": [make_verdict("keep"), make_verdict("split")],
         }
     )
@@ -258,7 +258,7 @@ async def test_malformed_expert_beyond_retries_stops_with_a_verdict_and_resumes_
     assert first.partial is True
     assert first.stop_reason.startswith("error: ops gave malformed output 2 times; last error: reply is not valid JSON")
     ruling = model.calls("arbiter")[0].prompt_text
-    assert "ARCH-2" in ruling and "OPS-1" in ruling  # each expert's latest position
+    assert "ARCH-2 point" in ruling and "OPS-1 point" in ruling  # each expert's latest position
     assert [len(r.positions) for r in first.rounds] == [2, 1]
     assert len(model.calls("architect")) == 2  # the resumed run redoes only the failed turn
     ops = model.calls("ops")

@@ -362,10 +362,10 @@ def test_a_closed_answer_set_constrains_every_arm_and_scores_the_option_named(tm
         answer = "Yes" if number % 2 == 0 else "No"
         if "Answer one claim of another expert" in request:
             other = "expert_2" if agent == "expert_1" else "expert_1"
-            return {"claim": f"{other}: parity", "response": "it holds", "answer": answer, "because": "parity",
-                    "key_arguments": ["parity"], "confidence": 0.9}  # fmt: skip
+            return {"claim": f"{other}: parity holds", "response": "it holds", "answer": answer, "because": "parity",
+                    "key_arguments": ["parity holds"], "confidence": 0.9}  # fmt: skip
         if agent.startswith("expert_"):
-            return {"reasoning": "parity", "answer": answer, "key_arguments": ["parity"], "confidence": 0.9}
+            return {"reasoning": "parity", "answer": answer, "key_arguments": ["parity holds"], "confidence": 0.9}
         return {"reasoning": "parity", "answer": answer}
 
     prompted = model("yesno", reply=reply)

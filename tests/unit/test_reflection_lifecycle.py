@@ -116,7 +116,7 @@ async def test_a_loaded_team_continues_like_the_live_team_that_saved_it(critique
         await fresh.load_state(await team.save_state())  # replaying the transcript fires MaxRounds(1)
         result = await fresh.run()
     assert outline(result) == outline(expected)
-    assert result.stop_reason == expected.stop_reason == "max rounds: 2 of 1 rounds done"
+    assert result.stop_reason == expected.stop_reason == "max rounds: the limit of 1 was already passed (2 rounds done)"
 
 
 async def test_reset_clears_progress(critique, reflection):

@@ -6,6 +6,7 @@ import asyncio
 import email.utils
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import AsyncGenerator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -337,3 +338,29 @@ async def test_faults_from_a_real_openai_compatible_server_are_classified_and_re
     with pytest.raises(openai.AuthenticationError):
         await client.create(PROMPT)
     assert client.attempts == 4 and len(sleeps) == 2
+
+
+async def test_a_server_that_never_answers_costs_at_most_the_deadline_times_the_attempts():
+    """Accepts the call and hangs: each attempt is abandoned at the spec's deadline, then retried, then given up."""
+
+    class Hanging(ScriptedClient):
+        async def create(self, messages, **kwargs):
+            self.calls.append(None)
+            await asyncio.sleep(3600)
+
+    inner = Hanging(replies=deque(), agent="hung")
+    client = RetryingClient(inner, RetryPolicy(max_attempts=3, base_delay=0.0, max_delay=0.0), deadline=0.05)
+    started = time.monotonic()
+    with pytest.raises(TransientModelError, match="timeout"):
+        await client.create([UserMessage(content="hi", source="user")])
+    assert time.monotonic() - started < 1.0
+    assert (len(inner.calls), client.faults["timeout"]) == (3, 3)
+
+
+def test_the_per_call_deadline_is_a_spec_option_with_a_network_default():
+    from moot.models._spec import NETWORK_TIMEOUT
+
+    assert ModelSpec.parse("local?timeout=30").effective_timeout == 30
+    assert ModelSpec.parse("openai:gpt-4o-mini").effective_timeout == NETWORK_TIMEOUT
+    assert ModelSpec.parse("local").effective_timeout is None
+    assert str(ModelSpec.parse("openai:gpt-4o-mini?timeout=5")) == "openai:gpt-4o-mini?timeout=5.0"

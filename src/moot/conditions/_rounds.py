@@ -28,9 +28,11 @@ class MaxRounds(MootCondition, Component[MaxRoundsConfig]):
 
     def check(self, message: BaseAgentEvent | BaseChatMessage) -> str | None:
         done = completed_round(message)
-        if done is not None and done.round >= self.rounds:
-            return f"max rounds: {done.round} of {self.rounds} rounds done"
-        return None
+        if done is None or done.round < self.rounds:
+            return None
+        if done.round > self.rounds:  # a run resumed under a lower limit than it already passed
+            return f"max rounds: the limit of {self.rounds} was already passed ({done.round} rounds done)"
+        return f"max rounds: {done.round} of {self.rounds} rounds done"
 
     def _to_config(self) -> MaxRoundsConfig:
         return MaxRoundsConfig(rounds=self.rounds)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from moot._redact import redact
 from moot.errors import ConfigError
 from moot.harness._calls import ClientFactory, Meter
 from moot.harness._context import RowContext
@@ -91,7 +92,7 @@ async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, 
         fatal = str(exc)
     except Exception as exc:  # one row's failure must not sink the comparison; it is retried next run
         detail = "".join(traceback.format_exception_only(exc)).strip()
-        row = row.model_copy(update={"status": "error", "error": detail[:2000]})
+        row = row.model_copy(update={"status": "error", "error": (redact(detail) or "")[:2000]})
     seconds = seconds or time.perf_counter() - start
     row = row.model_copy(update=_usage(meter, scoring, seconds, ctx.trace_ids))
     return Outcome(row, meter + scoring, fatal)

@@ -22,11 +22,11 @@ def build_client(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
     if provider == "local":
         from moot.models._local import embedded_client
 
-        return RetryingClient(embedded_client(spec), model=_label(spec))
+        return RetryingClient(embedded_client(spec), model=_label(spec), deadline=spec.effective_timeout)
     if provider == "openai":
         from moot.models._openai import openai_client
 
-        return RetryingClient(openai_client(spec), model=_label(spec))
+        return RetryingClient(openai_client(spec), model=_label(spec), deadline=spec.effective_timeout)
     from moot.testing import scripted_client
 
     return scripted_client(spec, agent)

@@ -48,6 +48,8 @@ def openai_client(spec: ModelSpec) -> OpenAIChatCompletionClient:
     if spec.model is None:
         raise ConfigError(f"model spec {spec} names no model; use e.g. openai:gpt-4o-mini")
     kwargs: dict[str, object] = {"max_tokens": spec.effective_max_tokens, "max_retries": 0}
+    if spec.effective_timeout is not None:
+        kwargs["timeout"] = spec.effective_timeout
     if spec.temperature is not None:
         kwargs["temperature"] = spec.temperature
     if spec.seed is not None:

@@ -109,6 +109,7 @@ class RetryingClientConfig(BaseModel):
     client: ComponentModel
     policy: RetryPolicy = RetryPolicy()
     model: str | None = None
+    deadline: float | None = None
 
 
 class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
@@ -129,6 +130,7 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
         policy: RetryPolicy | None = None,
         *,
         model: str | None = None,
+        deadline: float | None = None,
         sleep: Sleep = asyncio.sleep,
         random: Callable[[], float] = _random.random,
         clock: Callable[[], float] = time.time,
@@ -136,6 +138,8 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
         super().__init__(inner)
         self.policy = policy or RetryPolicy()
         self.model = model
+        self.deadline = deadline
+        """Seconds one attempt may take; past it the attempt is abandoned as a timeout (and retried)."""
         self._sleep, self._random, self._clock = sleep, random, clock
         self.attempts = 0
         """Calls made to the inner client."""
@@ -160,7 +164,7 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
             attempt += 1
             self.attempts += 1
             try:
-                return await self.inner.create(messages, **kwargs)
+                return await asyncio.wait_for(self.inner.create(messages, **kwargs), self.deadline)
             except Exception as exc:
                 kind = transient_kind(exc)
                 if kind is None:
@@ -241,8 +245,11 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> RetryingClientConfig:
-        return RetryingClientConfig(client=self.inner.dump_component(), policy=self.policy, model=self.model)
+        return RetryingClientConfig(
+            client=self.inner.dump_component(), policy=self.policy, model=self.model, deadline=self.deadline
+        )
 
     @classmethod
     def _from_config(cls, config: RetryingClientConfig) -> Self:
-        return cls(ChatCompletionClient.load_component(config.client), config.policy, model=config.model)
+        client = ChatCompletionClient.load_component(config.client)
+        return cls(client, config.policy, model=config.model, deadline=config.deadline)

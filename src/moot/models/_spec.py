@@ -22,8 +22,12 @@ __all__ = ["PROVIDERS", "SPEC_FORM", "ModelSpec"]
 
 Provider = Literal["local", "openai", "scripted"]
 PROVIDERS: tuple[str, ...] = ("local", "openai", "scripted")
-SPEC_FORM = "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&base_url=URL&api_key_env=VAR]"
-_QUERY_KEYS = ("seed", "max_tokens", "base_url", "api_key_env", "temperature")
+SPEC_FORM = "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&timeout=S&base_url=URL&api_key_env=VAR]"
+_QUERY_KEYS = ("seed", "max_tokens", "timeout", "base_url", "api_key_env", "temperature")
+_NUMBERS = {"seed": int, "max_tokens": int, "temperature": float, "timeout": float}
+NETWORK_TIMEOUT = 120.0
+"""Seconds one call to a network model may take by default: a server that accepts and never answers costs at
+most this times the retry attempts, not the SDK's ten minutes each."""
 # Fields that only make sense together with the provider that set them.
 _ENDPOINT_FIELDS = ("model", "base_url", "api_key_env")
 
@@ -52,6 +56,8 @@ class ModelSpec(BaseModel):
     seed: int | None = None
     max_tokens: int | None = Field(default=None, gt=0)
     """Cap on completion tokens; a cap always applies (see ``effective_max_tokens``)."""
+    timeout: float | None = Field(default=None, gt=0, le=3600)
+    """Seconds one call may take before it is abandoned (and retried); see ``effective_timeout``."""
     base_url: str | None = None
     """OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``."""
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -82,6 +88,14 @@ class ModelSpec(BaseModel):
     def effective_max_tokens(self) -> int:
         """The completion cap sent with every call: an uncapped local call runs to the context end."""
         return self.max_tokens or 1024
+
+    @property
+    def effective_timeout(self) -> float | None:
+        """The per-call deadline: ``timeout``, else :data:`NETWORK_TIMEOUT` for network models; an embedded call
+        has none by default (it cannot hang on a server, and its length is bounded by ``max_tokens``)."""
+        if self.timeout is not None:
+            return self.timeout
+        return NETWORK_TIMEOUT if self.effective_provider == "openai" else None
 
     # ------------------------------------------------------------ string form
     @classmethod
@@ -151,15 +165,15 @@ def _parse_query(text: str, query: str) -> dict[str, object]:
             raise ConfigError(
                 f"bad model spec {text!r}: unknown option {key!r}; valid options: {', '.join(_QUERY_KEYS)}"
             )
-        fields[key] = _number(text, key, value) if key in ("seed", "max_tokens", "temperature") else value
+        fields[key] = _number(text, key, value) if key in _NUMBERS else value
     return fields
 
 
 def _number(text: str, key: str, value: str) -> float | int:
     try:
-        number = float(value) if key == "temperature" else int(value)
+        number = _NUMBERS[key](value)
     except ValueError:
-        kind = "a number" if key == "temperature" else "an integer"
+        kind = "a number" if _NUMBERS[key] is float else "an integer"
         raise ConfigError(f"bad model spec {text!r}: {key} must be {kind}, got {value!r}") from None
     if isinstance(number, float) and not math.isfinite(number):
         raise ConfigError(f"bad model spec {text!r}: {key} must be finite, got {value!r}")

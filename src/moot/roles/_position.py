@@ -25,6 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_mod
 __all__ = ["Opening", "Position", "Rebuttal", "claims_of", "with_options"]
 
 Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
+StatedArgument = Annotated[str, StringConstraints(min_length=3, max_length=200, pattern=r"^\s*\S+(?:\s+\S+)+\s*$")]
+"""An argument as a model must state it: two words at least, so a field name or a bare number ("confidence",
+"0.8") cannot pass for one (a small model otherwise fills the list with them). The grammar enforces it."""
 CLAIM_SEPARATOR = ": "
 """A claim is written ``expert: argument``."""
 
@@ -62,7 +65,7 @@ class Opening(BaseModel):
         max_length=400, description="The analysis from this expert's angle, in at most three sentences."
     )
     answer: str = Field(min_length=1, max_length=300, description="The stance or answer, as short as possible.")
-    key_arguments: list[Argument] = Field(min_length=1, max_length=3)
+    key_arguments: list[StatedArgument] = Field(min_length=1, max_length=3)
     confidence: float = Field(ge=0.0, le=1.0)
 
 
@@ -75,7 +78,7 @@ class Rebuttal(BaseModel):
     response: str = Field(min_length=3, max_length=300, description="Why that claim holds or fails.")
     answer: str = Field(min_length=1, max_length=300)
     because: str = Field(min_length=3, max_length=200, description="The argument that decided the answer this round.")
-    key_arguments: list[Argument] = Field(min_length=1, max_length=3)
+    key_arguments: list[StatedArgument] = Field(min_length=1, max_length=3)
     confidence: float = Field(ge=0.0, le=1.0)
 
 

@@ -49,6 +49,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0002_run_lease_and_config",
+        """
+        ALTER TABLE runs ADD COLUMN owner TEXT;
+        ALTER TABLE runs ADD COLUMN heartbeat_at REAL;
+        ALTER TABLE runs ADD COLUMN config TEXT
+        """,
+    ),
 ]
 
 

@@ -21,7 +21,9 @@ from typing import Any
 import platformdirs
 from pydantic import BaseModel
 
-from moot.errors import ConfigError
+from moot._redact import redact
+from moot.errors import ConfigError, LeaseLostError, RunBusyError
+from moot.store._lease import Lease, me
 from moot.store._migrations import migrate, now
 
 __all__ = ["FINISHED", "RESUMABLE", "RunRecord", "RunStore", "TurnRecord", "resumable_state"]
@@ -117,12 +119,14 @@ class RunStore:
         scenario: str | None = None,
         models: Mapping[str, str] | None = None,
         options: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
+        """A new run, leased to this process."""
         stamp = now()
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO runs (id, scenario, team, task, models, options, status, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                "INSERT INTO runs (id, scenario, team, task, models, options, status, created_at, updated_at,"
+                " owner, heartbeat_at, config) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     scenario,
@@ -132,8 +136,44 @@ class RunStore:
                     json.dumps(dict(options or {})),
                     stamp,
                     stamp,
+                    me(),
+                    time.time(),
+                    json.dumps(dict(config)) if config is not None else None,
                 ),
             )
+
+    def acquire(self, run_id: str, config: Mapping[str, Any] | None = None, *, force: bool = False) -> None:
+        """Take over ``run_id`` to continue it: refused while another live process drives it, or (unless
+        ``force``) when ``config`` differs from the configuration it was started with."""
+        with self._transaction() as db:
+            row = db.execute("SELECT owner, heartbeat_at, config FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise ConfigError(f"unknown run {run_id!r}; moot runs lists run ids")
+            lease = Lease(row[0], row[1])
+            if lease.owner != me() and lease.alive():
+                raise RunBusyError(
+                    f"run {run_id} is being driven by {lease.describe()}; wait for it to end, or stop it: "
+                    "a run whose process died can be resumed once its lease expires"
+                )
+            if config is not None and row[2] is not None and not force:
+                _refuse_changed(run_id, json.loads(row[2]), dict(config))
+            stored = json.dumps(dict(config)) if config is not None else row[2]
+            db.execute(
+                "UPDATE runs SET owner = ?, heartbeat_at = ?, config = ? WHERE id = ?",
+                (me(), time.time(), stored, run_id),
+            )
+
+    def heartbeat(self, run_id: str) -> None:
+        """Renew this process's lease on ``run_id``; LeaseLostError if another process took it over."""
+        with self._transaction() as db:
+            self._renew(db, run_id)
+
+    def _renew(self, db: sqlite3.Connection, run_id: str) -> None:
+        renewed = db.execute(
+            "UPDATE runs SET heartbeat_at = ? WHERE id = ? AND owner = ?", (time.time(), run_id, me())
+        ).rowcount
+        if not renewed:
+            raise LeaseLostError(f"run {run_id} is now driven by another process; this one stops writing it")
 
     def record(
         self, run_id: str, first_seq: int, messages: Sequence[Mapping[str, Any]], state: Mapping[str, Any]
@@ -142,6 +182,7 @@ class RunStore:
         stamp = now()
         rows = [_turn_row(run_id, first_seq + i, m, stamp) for i, m in enumerate(messages)]
         with self._transaction() as db:
+            self._renew(db, run_id)  # one writer per run: a process that lost the lease writes nothing
             db.executemany(
                 "INSERT OR IGNORE INTO turns (run_id, seq, step_id, source, kind, content, payload,"
                 " prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -156,16 +197,20 @@ class RunStore:
             db.execute("UPDATE runs SET status = 'running', updated_at = ? WHERE id = ?", (stamp, run_id))
 
     def finish(self, run_id: str, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
+        """Record how the run ended and release its lease (only the lease holder's ending counts)."""
         with self._transaction() as db:
             db.execute(
-                "UPDATE runs SET status = ?, stop_reason = ?, result = ?, updated_at = ? WHERE id = ?",
-                (status, stop_reason, json.dumps(result) if result is not None else None, now(), run_id),
+                "UPDATE runs SET status = ?, stop_reason = ?, result = ?, updated_at = ?, owner = NULL"
+                " WHERE id = ? AND (owner = ? OR owner IS NULL)",
+                (status, redact(stop_reason), json.dumps(result) if result is not None else None, now(), run_id, me()),
             )
 
     def fail(self, run_id: str, status: str, error: str) -> None:
         with self._transaction() as db:
             db.execute(
-                "UPDATE runs SET status = ?, error = ?, updated_at = ? WHERE id = ?", (status, error, now(), run_id)
+                "UPDATE runs SET status = ?, error = ?, updated_at = ?, owner = NULL"
+                " WHERE id = ? AND (owner = ? OR owner IS NULL)",
+                (status, redact(error), now(), run_id, me()),
             )
 
     # ------------------------------------------------------------------ reads
@@ -181,12 +226,13 @@ class RunStore:
         return [_run(row) for row in self._db.execute(query, (limit,))]
 
     def last_unfinished(self) -> RunRecord | None:
+        """The newest run that can be resumed now: unfinished, and not driven by a live process."""
         marks = ",".join("?" * len(RESUMABLE))
-        query = (
-            _RUN_QUERY + f" WHERE r.status IN ({marks}) GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1"
-        )
-        row = self._db.execute(query, RESUMABLE).fetchone()
-        return _run(row) if row else None
+        query = _RUN_QUERY + f" WHERE r.status IN ({marks}) GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC"
+        for row in self._db.execute(query, RESUMABLE):
+            if not Lease(row[15], row[16]).alive():
+                return _run(row)
+        return None
 
     def checkpoint(self, run_id: str) -> tuple[int, dict[str, Any]] | None:
         """The latest checkpoint: (number of transcript messages it covers, team state)."""
@@ -253,11 +299,15 @@ def resumable_state(store: RunStore, run_id: str) -> dict[str, Any]:
 _RUN_QUERY = (
     "SELECT r.id, r.scenario, r.team, r.task, r.models, r.options, r.status, r.stop_reason, r.result, r.error,"
     " r.created_at, r.updated_at, COUNT(t.seq), COALESCE(SUM(t.prompt_tokens), 0),"
-    " COALESCE(SUM(t.completion_tokens), 0) FROM runs r LEFT JOIN turns t ON t.run_id = r.id"
+    " COALESCE(SUM(t.completion_tokens), 0), r.owner, r.heartbeat_at"
+    " FROM runs r LEFT JOIN turns t ON t.run_id = r.id"
 )
 
 
 def _run(row: Sequence[Any]) -> RunRecord:
+    status = row[6]
+    if status == "running" and not Lease(row[15], row[16]).alive():
+        status = "interrupted"  # its process died without saying so (kill -9, a crash)
     return RunRecord(
         id=row[0],
         scenario=row[1],
@@ -265,7 +315,7 @@ def _run(row: Sequence[Any]) -> RunRecord:
         task=row[3],
         models=json.loads(row[4]),
         options=json.loads(row[5]),
-        status=row[6],
+        status=status,
         stop_reason=row[7],
         result=json.loads(row[8]) if row[8] else None,
         error=row[9],
@@ -275,6 +325,16 @@ def _run(row: Sequence[Any]) -> RunRecord:
         prompt_tokens=row[13],
         completion_tokens=row[14],
     )
+
+
+def _refuse_changed(run_id: str, started: dict[str, Any], now_given: dict[str, Any]) -> None:
+    changed = sorted(k for k in started.keys() | now_given.keys() if started.get(k) != now_given.get(k))
+    if changed:
+        raise ConfigError(
+            f"run {run_id} was started with a different {', '.join(changed)}; resume it with the configuration "
+            "it was started with, or force it (moot resume --force, or resume(run_id, force=True)) to go on "
+            "under the new one"
+        )
 
 
 def _turn_row(run_id: str, seq: int, message: Mapping[str, Any], stamp: str) -> tuple[Any, ...]:

@@ -25,6 +25,7 @@ from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageF
 from autogen_core import CancellationToken
 from pydantic import BaseModel
 
+from moot._redact import redact
 from moot.conditions import bounded_stop
 from moot.errors import MalformedOutputError, ToolFaultError, TransientModelError
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
@@ -81,6 +82,7 @@ class MootTeam(Team):
         """Where the team pauses for human feedback and who answers (see HumanInTheLoop); nowhere by default."""
         self.waiting_for: str | None = None
         """The feedback point the last run suspended at, waiting for a human; None otherwise."""
+        self._force_resume = False
 
     @property
     def name(self) -> str:
@@ -225,7 +227,7 @@ class MootTeam(Team):
             await self._end_run("interrupted", "the run was interrupted", None)
             raise
         except Exception as exc:
-            await self._end_run(status, f"{type(exc).__name__}: {exc}", None)
+            await self._end_run(status, redact(f"{type(exc).__name__}: {exc}"), None)
             raise
 
     async def _loop(
@@ -287,7 +289,7 @@ class MootTeam(Team):
                         break
         except (MalformedOutputError, ToolFaultError, TransientModelError) as exc:
             self._on_fault(exc)
-            ctl.stop_reason, ctl.partial = f"error: {exc}", True
+            ctl.stop_reason, ctl.partial = redact(f"error: {exc}"), True
         finally:
             await turns.aclose()
 
@@ -363,8 +365,15 @@ class MootTeam(Team):
 
             self.hooks.append(RunRecorder(RunStore.shared(self.store_path)))
         info = RunInfo(team=self.name, task=self._task_text(), **self.run_info)
+        info.config, info.force = self._run_config(info), self._force_resume
+        self._force_resume = False
         for hook in self.hooks:
             await hook.on_run_start(self.run_id, info, resumed)
+
+    def _run_config(self, info: RunInfo) -> dict[str, Any]:
+        """What a resumption must keep: the team's kind, its stop conditions, the models and options it ran with."""
+        stop = self._stop.dump_component().model_dump(mode="json") if self._stop is not None else None
+        return {"team": type(self).__name__, "stop": stop, "models": info.models, "options": info.options}
 
     async def _end_run(self, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
         if self.run_id is None:
@@ -410,28 +419,32 @@ class MootTeam(Team):
     def _message_factory(self) -> MessageFactory:
         """A factory that rebuilds every message type this team emits."""
 
-    async def resume(self, run_id: str | None = None) -> TaskResult | None:  # type: ignore[override]
+    async def resume(  # type: ignore[override]
+        self, run_id: str | None = None, *, force: bool = False
+    ) -> TaskResult | None:
         """Without ``run_id``: AutoGen's resume-after-pause. With it: continue a stored run to its end.
 
         The run continues from its last checkpoint: the turn that was in flight
         when the process died is redone, and no finished turn is repeated.
+        Refused while another live process drives the run, and when the team's
+        stop conditions, models or options differ from the run's (``force`` overrides that).
         """
         if run_id is None:
             self._paused.set()
             return None
         result: TaskResult | None = None
-        async for item in self.resume_stream(run_id):
+        async for item in self.resume_stream(run_id, force=force):
             if isinstance(item, TaskResult):
                 result = item
         return result
 
-    async def resume_stream(self, run_id: str) -> AsyncGenerator[Message | TaskResult, None]:
+    async def resume_stream(self, run_id: str, *, force: bool = False) -> AsyncGenerator[Message | TaskResult, None]:
         """Stream the continuation of a stored run (see ``resume``)."""
         from moot.store import RunStore, resumable_state
 
         state = resumable_state(RunStore.shared(self.store_path), run_id)
         await self.load_state(state)
-        self.run_id = run_id
+        self.run_id, self._force_resume = run_id, force
         async for item in self.run_stream():
             yield item
 

@@ -23,6 +23,10 @@ class RunInfo:
     scenario: str | None = None
     models: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    """What must not change between a run and its resumption (team kind, stop conditions, models, options)."""
+    force: bool = False
+    """Resume even though ``config`` changed."""
 
 
 class TeamHooks:
