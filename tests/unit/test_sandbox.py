@@ -448,3 +448,14 @@ def test_kernel_layers_hold_even_without_the_audit_hook(tmp_path: Path):
         assert probe["write_outside"] == "EACCES"
         assert not outside.exists()
         assert (probe["read_outside"], probe["read_stdlib"], probe["read_etc"]) == ("EACCES", "allowed", "EACCES")
+
+
+def test_a_machine_that_cannot_confine_the_code_is_refused_unless_accepted(monkeypatch):
+    """Below the floor of kernel layers the sandbox refuses, naming what is missing; an explicit opt-in runs."""
+    monkeypatch.setattr("moot.tools._sandbox.SAFE_FLOOR", ("seccomp", "a-layer-this-kernel-lacks"))
+    with pytest.raises(ConfigError, match=r"cannot confine untrusted code: no a-layer-this-kernel-lacks \(layers"):
+        run("def f():\n    return 1\n", "assert f() == 1")
+    accepted = run(
+        "def f():\n    return 1\n", "assert f() == 1", limits=FAST.model_copy(update={"weak_isolation": True})
+    )
+    assert accepted.status is SandboxStatus.PASSED

@@ -35,6 +35,10 @@ class SandboxLimits(BaseModel):
     disk_mb: int = Field(default=64, ge=1, le=65536)
     """Everything the code writes, together (a memory-backed file system over its work directory, where the
     kernel allows one: see ``isolation``)."""
+    weak_isolation: bool = False
+    """Run even where the kernel cannot confine the code (no Landlock or no seccomp: not Linux, or a kernel
+    older than 5.13). Off by default: there only resource limits and an audit hook, which code written to
+    defeat it can switch off, stand between the code and your files."""
     output_chars: int = Field(default=2000, ge=0, le=1_000_000)
     """How much of the end of the code's stdout/stderr the result keeps."""
 

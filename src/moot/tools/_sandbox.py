@@ -51,6 +51,8 @@ _SHARED = {"_moot_child.py": "_child.py", "_moot_confine.py": "_confine.py", "_m
 _PATH = "/usr/local/bin:/usr/bin:/bin"
 _GRACE = 0.5
 """Seconds a process gets beyond its own limit to report it, before it is killed."""
+SAFE_FLOOR = ("landlock", "seccomp")
+"""The kernel layers without which untrusted code is refused (unless ``weak_isolation`` accepts it)."""
 
 
 class SandboxRunner(Protocol):
@@ -269,12 +271,24 @@ class CodeHost:
                     records.append({"event": "end", "step": "load", "outcome": "timeout", "message": _over(seconds)})
                 self._ended = self._stop_process(timed_out=at_wall)
                 return records
+            if message.get("event") == "ready":
+                self._check_floor([str(layer) for layer in message.get("isolation", [])])
             if message.get("event") in ("ready", "begin", "end"):
                 records.append(message)
         exports = records[-1].pop("exports", None)
         if records[-1].get("outcome") == "passed" and isinstance(exports, dict):
             self.exports = exports
         return records
+
+    def _check_floor(self, isolation: list[str]) -> None:
+        missing = [layer for layer in SAFE_FLOOR if layer not in isolation]
+        if missing and not self.limits.weak_isolation:
+            self.stop()
+            raise ConfigError(
+                f"this machine cannot confine untrusted code: no {' and no '.join(missing)} (layers in force: "
+                f"{', '.join(isolation)}); run on Linux 5.13 or later, or accept the weaker sandbox with "
+                "SandboxLimits(weak_isolation=True)"
+            )
 
     def ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
         """The code's answer to one request, or how it failed to answer within ``seconds``."""
