@@ -10,6 +10,8 @@ its message, token and time limits as bounds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from autogen_agentchat.base import AndTerminationCondition, OrTerminationCondition, TerminationCondition
 from autogen_agentchat.conditions import MaxMessageTermination, TimeoutTermination, TokenUsageTermination
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
@@ -36,30 +38,28 @@ class RoundCap(MaxRounds):
         return f"hard cap: {self.rounds} rounds done (the stop given has no bound; add MaxRounds or TokenBudget)"
 
 
-def _parts(condition: TerminationCondition) -> list[TerminationCondition]:
-    return list(getattr(condition, "_conditions", []))
+def _holds(
+    condition: TerminationCondition,
+    ours: Callable[[MootCondition], bool],
+    theirs: Callable[[TerminationCondition], bool],
+) -> bool:
+    """A property of a composed condition: any branch of ``|``, every branch of ``&``, else of the condition."""
+    parts = list(getattr(condition, "_conditions", []))
+    if isinstance(condition, OrTerminationCondition):
+        return any(_holds(part, ours, theirs) for part in parts)
+    if isinstance(condition, AndTerminationCondition):
+        return all(_holds(part, ours, theirs) for part in parts)
+    return ours(condition) if isinstance(condition, MootCondition) else theirs(condition)
 
 
 def can_fire(condition: TerminationCondition, signals: frozenset[str]) -> bool:
     """Whether ``condition`` can ever fire for a team whose rounds report ``signals`` (e.g. ``score``)."""
-    if isinstance(condition, OrTerminationCondition):
-        return any(can_fire(part, signals) for part in _parts(condition))
-    if isinstance(condition, AndTerminationCondition):
-        return all(can_fire(part, signals) for part in _parts(condition))
-    if isinstance(condition, MootCondition):
-        return condition.needs is None or condition.needs in signals
-    return True
+    return _holds(condition, lambda c: c.needs is None or c.needs in signals, lambda _: True)
 
 
 def is_bounded(condition: TerminationCondition, signals: frozenset[str]) -> bool:
     """Whether ``condition`` is sure to fire sooner or later for such a team (a round, step, token or time limit)."""
-    if isinstance(condition, OrTerminationCondition):
-        return any(is_bounded(part, signals) for part in _parts(condition))
-    if isinstance(condition, AndTerminationCondition):
-        return all(is_bounded(part, signals) for part in _parts(condition))
-    if isinstance(condition, MootCondition):
-        return condition.bounds and can_fire(condition, signals)
-    return isinstance(condition, _AUTOGEN_BOUNDS)
+    return _holds(condition, lambda c: c.bounds and can_fire(c, signals), lambda c: isinstance(c, _AUTOGEN_BOUNDS))
 
 
 def bounded_stop(condition: TerminationCondition, team: str, signals: frozenset[str]) -> TerminationCondition:
