@@ -91,3 +91,22 @@ async def test_a_reply_cut_at_max_tokens_says_so_instead_of_blaming_the_json():
     assert "stopped at the max_tokens cap before it was complete" in caught.value.last_error
     feedback = client.calls[-1].messages[-1].content
     assert "max_tokens cap" in feedback
+
+
+def test_a_cut_never_ends_on_an_enumeration_marker():
+    from moot.roles._fit import _to_sentence
+
+    text = "We weigh two concerns:\n\n1. **Load**: it deploys often. That risks outages.\n\n2. **Cost**: the team is sm"
+    assert (
+        _to_sentence(text, len(text)) == "We weigh two concerns:\n\n1. **Load**: it deploys often. That risks outages."
+    )
+
+
+def test_an_argument_repeated_counts_once():
+    from moot.roles import Opening
+
+    opening = Opening(
+        reasoning="r", answer="split", key_arguments=["Billing shares 6 tables", "billing  shares 6 tables."[:-1]],
+        confidence=0.5,
+    )  # fmt: skip
+    assert opening.key_arguments == ["Billing shares 6 tables"]

@@ -15,6 +15,8 @@ from typing import Any
 __all__ = ["fit_text_lengths"]
 
 _SENTENCE_END = re.compile(r"[.!?。](?=[\s\"')\]]|$)|\n")
+_LIST_MARKER = re.compile(r"(?:^|\n)\s*(?:\d{1,3}|[A-Za-z])[.)]$")
+"""A cut that would end on an enumeration marker ("2.") ends at the sentence before it instead."""
 
 
 def fit_text_lengths(data: Any, schema: dict[str, Any]) -> Any:
@@ -43,7 +45,8 @@ def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _to_sentence(text: str, cap: int) -> str:
-    ends = [match.end() for match in _SENTENCE_END.finditer(text[:cap])]
-    if not ends:
-        return text
-    return text[: ends[-1]].rstrip()
+    for end in reversed([match.end() for match in _SENTENCE_END.finditer(text[:cap])]):
+        head = text[:end].rstrip()
+        if head and not _LIST_MARKER.search(head):
+            return head
+    return text

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
 __all__ = ["Opening", "Position", "Rebuttal", "claims_of", "with_options"]
 
@@ -28,6 +28,21 @@ Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
 StatedArgument = Annotated[str, StringConstraints(min_length=3, max_length=200, pattern=r"^\s*\S+(?:\s+\S+)+\s*$")]
 """An argument as a model must state it: two words at least, so a field name or a bare number ("confidence",
 "0.8") cannot pass for one (a small model otherwise fills the list with them). The grammar enforces it."""
+
+
+def _distinct(arguments: list[str]) -> list[str]:
+    """The same argument said twice (a small model repeats itself) counts once."""
+    seen: set[str] = set()
+    kept = []
+    for argument in arguments:
+        key = " ".join(argument.lower().split())
+        if key not in seen:
+            seen.add(key)
+            kept.append(argument)
+    return kept
+
+
+StatedArguments = Annotated[list[StatedArgument], Field(min_length=1, max_length=3), AfterValidator(_distinct)]
 CLAIM_SEPARATOR = ": "
 """A claim is written ``expert: argument``."""
 
@@ -65,7 +80,7 @@ class Opening(BaseModel):
         max_length=400, description="The analysis from this expert's angle, in at most three sentences."
     )
     answer: str = Field(min_length=1, max_length=300, description="The stance or answer, as short as possible.")
-    key_arguments: list[StatedArgument] = Field(min_length=1, max_length=3)
+    key_arguments: StatedArguments
     confidence: float = Field(ge=0.0, le=1.0)
 
 
@@ -78,7 +93,7 @@ class Rebuttal(BaseModel):
     response: str = Field(min_length=3, max_length=300, description="Why that claim holds or fails.")
     answer: str = Field(min_length=1, max_length=300)
     because: str = Field(min_length=3, max_length=200, description="The argument that decided the answer this round.")
-    key_arguments: list[StatedArgument] = Field(min_length=1, max_length=3)
+    key_arguments: StatedArguments
     confidence: float = Field(ge=0.0, le=1.0)
 
 
