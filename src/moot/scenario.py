@@ -98,11 +98,15 @@ class Scenario:
         run_scenario_main(self, list(sys.argv[1:] if argv is None else argv))
 
 
+BUILT_IN = Path(__file__).resolve().parent / "_catalog" / "scenarios"
+"""The scenarios moot ships: in a checkout a link to the repository's ``scenarios/``, in a wheel a copy."""
+
+
 def _search_dirs() -> list[Path]:
     dirs = [Path.cwd() / "scenarios"]
     if extra := os.environ.get("MOOT_SCENARIOS"):
         dirs.extend(Path(p) for p in extra.split(os.pathsep) if p)
-    dirs.append(Path(__file__).resolve().parents[2] / "scenarios")  # a source checkout
+    dirs.append(BUILT_IN)
     unique: list[Path] = []
     for directory in dirs:
         if directory.is_dir() and directory.resolve() not in [u.resolve() for u in unique]:
@@ -116,7 +120,7 @@ def known_scenarios() -> list[str]:
 
 
 def find_scenario(name_or_path: str) -> Path:
-    """A path to a script, or a scenario name looked up in ./scenarios, $MOOT_SCENARIOS, the checkout."""
+    """A path to a script, or a scenario name looked up in ./scenarios, $MOOT_SCENARIOS, then the built-ins."""
     path = Path(name_or_path)
     if path.suffix == ".py":
         if path.is_file():
