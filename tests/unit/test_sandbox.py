@@ -432,7 +432,10 @@ def test_kernel_layers_hold_even_without_the_audit_hook(tmp_path: Path):
     argv = [sys.executable, "-I", "-c", _KERNEL_PROBE, confine_module.__file__, str(outside), str(secret)]
     argv.append(str(tmp_path / "host.sock"))
     with listener:
-        probe = json.loads(subprocess.run(argv, cwd=workdir, capture_output=True, text=True, check=True).stdout)
+        child = subprocess.Popen(argv, cwd=workdir, stdout=subprocess.PIPE, text=True)
+        out, _ = child.communicate(timeout=60)
+        confine_module.remove_task_group(child.pid)
+        probe = json.loads(out)
         with pytest.raises(BlockingIOError):
             listener.recv(16)  # nothing arrived
     if not {"seccomp", "landlock"} & set(probe["layers"]):

@@ -223,6 +223,12 @@ def _escapes(tmp: Path, host_socket: str) -> list[Attack]:
             "for _ in range(1100):\n    os.mkdir('d')\n    os.chdir('d')\nraise ValueError('deep')",
             "deep",
         ),
+        escape(
+            "a thousand threads",
+            "import threading, time\nfor _ in range(1000):\n"
+            "    threading.Thread(target=time.sleep, args=(5,), daemon=True).start()",
+            "can't start new thread",
+        ),
         escape("open descriptors", "return [open(os.devnull) for _ in range(20000)]", "Too many open files"),
         escape("CPU in C code", "sum(range(10 ** 12))", "took longer"),
         escape("recursion", "def r(n):\n    return r(n + 1)\nreturn r(0)", "recursion"),

@@ -12,6 +12,8 @@ guardrail against careless code, not a boundary against code set on
 defeating it (as PEP 578 itself warns):
 
 - resource limits (kernel): address space, CPU time, file size, open files, no core files;
+- a task limit (kernel, Linux): 64 threads, by a pids cgroup of its own where
+  the cgroup hierarchy is writable (root), else RLIMIT_NPROC in the user namespace;
 - user and network namespaces (kernel, Linux): ``unshare(CLONE_NEWUSER |
   CLONE_NEWNET)``, or as root ``CLONE_NEWNET`` alone if user namespaces are
   disabled; the new network namespace has no usable interface, and in the new
@@ -49,6 +51,9 @@ from typing import Any
 MB = 1024 * 1024
 OPEN_FILES = 256
 """Descriptors a sandbox process may hold at once; the interpreter and its channel need a handful."""
+TASKS = 64
+"""Threads a sandbox process may run at once, itself included (new processes are refused outright)."""
+CGROUP_ROOT = "/sys/fs/cgroup"
 
 _SPAWN_EVENTS = frozenset(
     {
@@ -151,7 +156,7 @@ SECCOMP_MODE_FILTER = 2
 
 def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
     libc = ctypes.CDLL(None, use_errno=True)
-    applied = []
+    applied = [f"tasks-{TASKS}"] if _join_task_group() else []
     uid, gid = os.getuid(), os.getgid()
     # A new user namespace also strips root of its capabilities outside it (no CAP_SYS_PTRACE on the parent,
     # whose /proc environ holds API keys; no CAP_DAC_OVERRIDE), while files keep their real owners.
@@ -159,6 +164,11 @@ def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
         applied += ["userns", "netns"]
         if _quota_workdir(libc, workdir, uid, gid, int(limits["disk_mb"])):
             applied.append(f"disk-quota-{int(limits['disk_mb'])}mb")
+        if not applied[:1] and uid != 0:
+            # Counted per user namespace once inside one, so only this process's own threads count against it
+            # (root is exempt from this limit: it gets the task group above instead).
+            resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
+            applied.insert(0, f"tasks-{TASKS}")
     elif os.geteuid() == 0 and libc.unshare(CLONE_NEWNET) == 0:
         applied.append("netns")
     # Die with the parent: a runner that crashes must not leave a sleeping candidate behind.
@@ -170,6 +180,40 @@ def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
         if _seccomp(libc):
             applied.append("seccomp")
     return applied
+
+
+def task_group(pid: int) -> str:
+    """The pids cgroup (v1 hierarchy) a sandbox process with this pid joins; the parent removes it afterwards."""
+    return f"{CGROUP_ROOT}/pids/moot-sandbox-{pid}"
+
+
+def _join_task_group() -> bool:
+    """Join a pids cgroup of this process's own capped at :data:`TASKS` (threads count as tasks).
+
+    Needs a writable cgroup v1 ``pids`` hierarchy, as root has on most Linux hosts; elsewhere the
+    task limit is RLIMIT_NPROC, set once inside the user namespace (see ``_linux_layers``).
+    """
+    group = task_group(os.getpid())
+    try:
+        os.mkdir(group)
+    except OSError:
+        return False
+    try:
+        for name, value in (("pids.max", str(TASKS)), ("cgroup.procs", "0")):
+            with open(os.path.join(group, name), "w") as file:
+                file.write(value)
+    except OSError:
+        remove_task_group(os.getpid())
+        return False
+    return True
+
+
+def remove_task_group(pid: int) -> None:
+    """Remove the task group of a sandbox process that has exited (an empty cgroup is removed with rmdir)."""
+    try:
+        os.rmdir(task_group(pid))
+    except OSError:
+        pass
 
 
 def _quota_workdir(libc: ctypes.CDLL, workdir: str, uid: int, gid: int, megabytes: int) -> bool:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from moot.errors import ConfigError
+from moot.tools._confine import remove_task_group
 from moot.tools._models import Outcome, SandboxLimits, SandboxResult, SandboxStatus
 from moot.tools._records import MEMORY_EXIT_CODE, ChildExit, assemble, killed_in_step
 from moot.tools._wire import Channel, WireError
@@ -211,6 +212,7 @@ class _Process:
         except subprocess.TimeoutExpired:
             self.kill()
             return ChildExit(returncode=self.proc.wait(), timed_out=True)
+        remove_task_group(self.proc.pid)
         return ChildExit(returncode=code, timed_out=self.timed_out)
 
     def close(self) -> None:
@@ -228,6 +230,7 @@ class _Process:
                 pass
         returncode = self.proc.wait()
         self._socket.close()
+        remove_task_group(self.proc.pid)
         return ChildExit(returncode=returncode, timed_out=self.timed_out)
 
     def tail(self, name: str) -> str:
