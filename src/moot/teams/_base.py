@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from moot._redact import redact
 from moot.conditions import bounded_stop
-from moot.errors import MalformedOutputError, ToolFaultError, TransientModelError
+from moot.errors import ConfigError, MalformedOutputError, ToolFaultError, TransientModelError
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
 from moot.roles import RoleAgent
 from moot.teams._hooks import RunInfo, TeamHooks
@@ -492,6 +492,17 @@ class MootTeam(Team):
     @abstractmethod
     def _forget(self) -> None:
         """Drop all task progress (used by reset)."""
+
+
+def checked_experts(experts: Sequence[ChatAgent], team: str, most: int | None = None) -> list[ChatAgent]:
+    """The experts of a debate-like team: at least two (at most ``most``), with distinct names; else ConfigError."""
+    names = [e.name for e in experts]
+    if len(experts) < 2 or (most is not None and len(experts) > most):
+        bounds = f"2 to {most}" if most is not None else "at least two"
+        raise ConfigError(f"a {team} needs {bounds} experts, got {len(experts)}: {', '.join(names) or 'none'}")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"expert names must be unique, got {', '.join(names)}")
+    return list(experts)
 
 
 async def _next_turn(turns: AsyncGenerator[list[Message], None], token: CancellationToken) -> list[Message] | None:

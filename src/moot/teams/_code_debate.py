@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote
 from moot.conditions import Consensus, MaxRounds, TokenBudget
-from moot.errors import ConfigError, MalformedOutputError
+from moot.errors import MalformedOutputError
 from moot.messages import RoundCompleted, message_factory
 from moot.roles import RoleAgent
 from moot.roles._candidate import CandidateChoice
@@ -40,7 +40,7 @@ from moot.roles._position import with_options
 from moot.roles._programs import extract_code, program_of, without_docstrings, without_scaffolding
 from moot.roles._prompts import render
 from moot.roles._test_critic import failure_lines, run_sandbox
-from moot.teams._base import Message, MootFault, MootTeam
+from moot.teams._base import Message, MootFault, MootTeam, checked_experts
 from moot.teams._code_debate_records import (
     CodeChoice,
     CodeDebateResult,
@@ -115,12 +115,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         "the evidence picks the program.",
     ) -> None:
         super().__init__(name, description, stop if stop is not None else default_code_debate_stop())
-        names = [e.name for e in experts]
-        if not 2 <= len(experts) <= len(string.ascii_uppercase):
-            raise ConfigError(f"a code debate needs 2 to 26 experts, got {len(experts)}: {', '.join(names) or 'none'}")
-        if len(set(names)) != len(names):
-            raise ConfigError(f"expert names must be unique, got {', '.join(names)}")
-        self.experts = list(experts)
+        self.experts = checked_experts(experts, "code debate", most=len(string.ascii_uppercase))
         self.tests = validate_tests(tests)
         self.stub, self.entry_point, self.probe_calls = stub, entry_point, list(probe_calls)
         self.limits = limits or TEST_LIMITS

@@ -28,7 +28,7 @@ from moot.messages import RoundCompleted, message_factory
 from moot.roles import Opening, Position, Rebuttal, RoleAgent
 from moot.roles._position import claims_of, with_options
 from moot.roles._prompts import render
-from moot.teams._base import Message, MootFault, MootTeam
+from moot.teams._base import Message, MootFault, MootTeam, checked_experts
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
 from moot.teams._records import add_usage, fingerprint, total_usage
 
@@ -79,12 +79,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         description: str = "Experts debate in rounds; an arbiter rules.",
     ) -> None:
         super().__init__(name, description, stop if stop is not None else default_debate_stop())
-        names = [e.name for e in experts]
-        if len(experts) < 2:
-            raise ConfigError(f"a debate needs at least two experts, got {len(experts)}: {', '.join(names) or 'none'}")
-        if len(set(names)) != len(names):
-            raise ConfigError(f"expert names must be unique, got {', '.join(names)}")
-        self.experts = list(experts)
+        self.experts = checked_experts(experts, "debate")
         self.arbiter = arbiter
         self.options = tuple(options)
         self.seed = seed
