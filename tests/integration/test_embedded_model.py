@@ -8,6 +8,7 @@ They assert properties that hold for any decent output of a 0.5B model
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -207,7 +208,9 @@ def test_llama_cpp_grammars_are_compiled_before_sampling_so_none_crashes():
 
     engine = shared_engine(model_path(), EngineSettings.legacy())
     for _, output, _ in builtin_schemas():
-        assert grammar_schema(output, engine.grammar_compiles) == _clamped(output.model_json_schema()), output
+        grammar = grammar_schema(output, engine.grammar_compiles)  # raises if even the simplest version fails
+        if "pattern" not in json.dumps(output.model_json_schema()):  # patterns the old grammar may have to drop
+            assert grammar == _clamped(output.model_json_schema()), output
 
     class Rambling(BaseModel):
         essay: str = Field(max_length=5000)

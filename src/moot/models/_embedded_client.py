@@ -31,7 +31,7 @@ def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]],
     into one nested rule per character and refuses a grammar whose repetitions
     grow too large, and a refused grammar crashes the process later (segfault)
     instead of raising. So each candidate is compiled first: bounds clamped,
-    then bounds inside arrays dropped, then all string bounds dropped.
+    then bounds (lengths and patterns) inside arrays dropped, then all string bounds dropped.
     """
     schema = output.model_json_schema()
     for candidate in (_clamped(schema), _without_bounds(schema, arrays_only=True), _without_bounds(schema)):
@@ -57,7 +57,7 @@ def _without_bounds(node: Any, arrays_only: bool = False, in_array: bool = False
         return {
             key: _without_bounds(value, arrays_only, in_array or key in ("items", "$defs"))
             for key, value in node.items()
-            if not (drop and key in ("maxLength", "minLength"))
+            if not (drop and key in ("maxLength", "minLength", "pattern"))
         }
     if isinstance(node, list):
         return [_without_bounds(value, arrays_only, in_array) for value in node]

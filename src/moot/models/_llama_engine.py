@@ -168,7 +168,7 @@ class EmbeddedEngine:
             return True
         try:
             grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-        except (ValueError, RuntimeError):
+        except (ValueError, RuntimeError, AssertionError):  # its converter asserts on what it cannot translate
             return False
         with self._lock:
             sampler = native.llama_sampler_init_grammar(

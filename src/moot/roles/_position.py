@@ -25,7 +25,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 __all__ = ["Opening", "Position", "Rebuttal", "claims_of", "with_options"]
 
 Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
-StatedArgument = Annotated[str, StringConstraints(min_length=3, max_length=200, pattern=r"^\s*\S+(?:\s+\S+)+\s*$")]
+StatedArgument = Annotated[str, StringConstraints(min_length=3, max_length=200, pattern=r"^\s*\S+(\s+\S+)+\s*$")]
 """An argument as a model must state it: two words at least, so a field name or a bare number ("confidence",
 "0.8") cannot pass for one (a small model otherwise fills the list with them). The grammar enforces it."""
 
