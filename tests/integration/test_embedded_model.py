@@ -118,7 +118,7 @@ async def test_a_rebuttal_round_on_the_embedded_model_is_mechanically_coherent()
         "6 tables with orders and 3 of 5 incidents last quarter started elsewhere and took billing down."
     )
     result = await team.run(task=task)
-    assert [r.round for r in result.rounds] == [1, 2]
+    assert [r.round for r in result.rounds] == [1, 2], result.stop_reason
     fields = set(Position.model_fields)
     for record in result.rounds:
         for name, position in record.positions.items():

@@ -16,6 +16,7 @@ over-long text is cut back to a sentence end (see ``_fit``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import cache
 from typing import Annotated, Literal
@@ -25,24 +26,30 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 __all__ = ["Opening", "Position", "Rebuttal", "claims_of", "with_options"]
 
 Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
-StatedArgument = Annotated[str, StringConstraints(min_length=3, max_length=200, pattern=r"^\s*\S+(\s+\S+)+\s*$")]
+STATEMENT = r"^\s*\S+(\s+\S+)+\s*$"
+StatedArgument = Annotated[
+    str, StringConstraints(min_length=3, max_length=200), Field(json_schema_extra={"pattern": STATEMENT})
+]
 """An argument as a model must state it: two words at least, so a field name or a bare number ("confidence",
-"0.8") cannot pass for one (a small model otherwise fills the list with them). The grammar enforces it."""
+"0.8") cannot pass for one (a small model otherwise fills the list with them). The grammar asks for it; the
+reply's check drops what still slips through (a text cut back to one word), rather than rejecting the reply."""
 
 
-def _distinct(arguments: list[str]) -> list[str]:
-    """The same argument said twice (a small model repeats itself) counts once."""
+def _statements(arguments: list[str]) -> list[str]:
+    """The arguments that are statements, each once (a small model repeats itself); at least one must remain."""
     seen: set[str] = set()
     kept = []
     for argument in arguments:
         key = " ".join(argument.lower().split())
-        if key not in seen:
+        if re.fullmatch(STATEMENT, argument) and key not in seen:
             seen.add(key)
             kept.append(argument)
+    if not kept:
+        raise ValueError("key arguments must be statements of two words or more, e.g. 'billing shares 6 tables'")
     return kept
 
 
-StatedArguments = Annotated[list[StatedArgument], Field(min_length=1, max_length=3), AfterValidator(_distinct)]
+StatedArguments = Annotated[list[StatedArgument], Field(min_length=1, max_length=3), AfterValidator(_statements)]
 CLAIM_SEPARATOR = ": "
 """A claim is written ``expert: argument``."""
 
