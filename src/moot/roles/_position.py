@@ -98,7 +98,11 @@ class Rebuttal(BaseModel):
 
     claim: str = Field(min_length=3, max_length=260, description="One claim of another expert, as 'expert: argument'.")
     response: str = Field(min_length=3, max_length=300, description="Why that claim holds or fails.")
-    answer: str = Field(min_length=1, max_length=300)
+    answer: str = Field(
+        min_length=1,
+        max_length=300,
+        description="Your answer after this round, the same or a new one, as short as possible (not the claim).",
+    )
     because: str = Field(min_length=3, max_length=200, description="The argument that decided the answer this round.")
     key_arguments: StatedArguments
     confidence: float = Field(ge=0.0, le=1.0)
