@@ -10,7 +10,7 @@ from autogen_agentchat.messages import StructuredMessage
 from moot import ModelSpec, Reflection, ReflectionResult, RoleAgent, role
 from moot.conditions import MaxRounds, ScoreThreshold
 from moot.testing import ScriptedModel
-from tests.conftest import CheckpointRecorder
+from tests.conftest import CheckpointRecorder, make_critique, make_reflection
 
 TASK = "Write a function add(a, b) that returns the sum."
 DRAFTS = ["draft one", "draft two", "draft three"]
@@ -208,3 +208,14 @@ async def test_a_version_1_checkpoint_with_its_rounds_still_loads(critique, refl
     old = {**state, "version": 1, "rounds": [r.model_dump(mode="json") for r in result.rounds], "messages": []}
     await restored.load_state(old)  # no messages to rebuild from: the stored rounds are used as they are
     assert restored._result([], "", False).rounds == result.rounds
+
+
+async def test_the_result_names_its_run_so_it_can_be_shown_and_resumed():
+    from moot.store import RunStore
+
+    model = ScriptedModel({"generator": ["draft"], "critic": [make_critique(90)]})
+    with model:
+        team = make_reflection(model, MaxRounds(1))
+        result = await team.run(task="Write slugify.")
+    assert result.run_id == team.run_id
+    assert RunStore.default().get(result.run_id).status == "finished"

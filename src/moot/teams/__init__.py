@@ -17,6 +17,7 @@ from moot.teams._human import (
 )
 from moot.teams._plan_records import PlannedStep, PlannerExecutorResult, PlannerExecutorState, StepRecord
 from moot.teams._planner_executor import PlannerExecutor, default_planner_executor_stop
+from moot.teams._records import MootResult
 from moot.teams._reflection import Reflection, ReflectionConfig, ReflectionResult, ReflectionRound
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Feedback",
     "HumanFeedback",
     "HumanInTheLoop",
+    "MootResult",
     "MootTeam",
     "PlannedStep",
     "PlannerExecutor",

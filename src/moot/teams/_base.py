@@ -41,6 +41,7 @@ from moot.teams._human import (
     unanswered,
     with_human_note,
 )
+from moot.teams._records import MootResult
 from moot.tracing import TraceEvent, Tracer, TraceSink, default_trace_dir, traced
 
 Message = BaseAgentEvent | BaseChatMessage
@@ -150,7 +151,7 @@ class MootTeam(Team):
         """React to a human's answer beyond the default (a rejection's comment heads the next round's prompts)."""
 
     @abstractmethod
-    def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> TaskResult:
+    def _result(self, messages: list[Message], stop_reason: str, partial: bool) -> MootResult:
         """Build the final result (a TaskResult subclass) with best-so-far, scores and usage."""
 
     # ------------------------------------------------------------- running
@@ -244,7 +245,9 @@ class MootTeam(Team):
         if self._stop is not None:
             await self._stop.reset()
         self.waiting_for = ctl.suspended_at
-        yield self._result(produced, ctl.stop_reason or self._done_reason(), ctl.partial)
+        result = self._result(produced, ctl.stop_reason or self._done_reason(), ctl.partial)
+        result.run_id = self.run_id if self.record or self.hooks else None
+        yield result
 
     async def _segment(
         self, token: CancellationToken, produced: list[Message], tracer: Tracer, ctl: LoopControl

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from autogen_agentchat.base import TaskResult
 from pydantic import BaseModel
 
 from moot.arbiters import Candidate, ProgramRuling
-from moot.teams._records import Usage
+from moot.teams._records import MootResult, Usage
 
 __all__ = ["CodeChoice", "CodeDebateMetrics", "CodeDebateResult", "CodeDebateState", "CodeRound", "code_metrics"]
 
@@ -85,7 +84,7 @@ def code_metrics(
     )
 
 
-class CodeDebateResult(TaskResult):
+class CodeDebateResult(MootResult):
     """A TaskResult plus the ruling, every candidate with its evidence, every round's moves, metrics and tokens."""
 
     ruling: ProgramRuling | None = None

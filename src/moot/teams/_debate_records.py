@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from autogen_agentchat.base import TaskResult
 from pydantic import BaseModel
 
 from moot._repr import debate_blocks, to_html, to_markdown
 from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
 from moot.roles import Position
-from moot.teams._records import Usage, add_usage
+from moot.teams._records import MootResult, Usage, add_usage
 
 __all__ = ["DebateMetrics", "DebateResult", "DebateRound", "DebateState", "debate_metrics", "rounds_from"]
 
@@ -112,7 +111,7 @@ def _flips(rounds: list[DebateRound]) -> tuple[dict[str, list[int]], int]:
     return flips, argued
 
 
-class DebateResult(TaskResult):
+class DebateResult(MootResult):
     """A TaskResult plus the verdict, every round's positions, metrics and tokens per agent per round."""
 
     verdict: Verdict | None = None

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from autogen_agentchat.base import TaskResult
 from pydantic import BaseModel, Field
 
 from moot.roles import Step, ToolCall
-from moot.teams._records import Usage
+from moot.teams._records import MootResult, Usage
 from moot.tools import AuditRecord, AuditTrail
 
 __all__ = ["PlannedStep", "PlannerExecutorResult", "PlannerExecutorState", "StepRecord", "check_outcome"]
@@ -76,7 +75,7 @@ class PlannerExecutorState(BaseModel):
         return next(s for s in self.plan if s.number == number)
 
 
-class PlannerExecutorResult(TaskResult):
+class PlannerExecutorResult(MootResult):
     """A TaskResult plus the plan, every executed step, the audit trail and tokens per agent."""
 
     plan: list[PlannedStep] = []

@@ -5,11 +5,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+from autogen_agentchat.base import TaskResult
 from autogen_core.models import RequestUsage
 from pydantic import BaseModel, Field
 
 Usage = dict[str, RequestUsage]
 """Token usage keyed by agent name."""
+
+
+class MootResult(TaskResult):
+    """What every moot team's result carries beyond AutoGen's TaskResult."""
+
+    run_id: str | None = None
+    """The run in the store (``moot show RUN_ID``) and its trace id; None for a team with recording off."""
 
 
 def add_usage(usage: Usage, agent: str, extra: RequestUsage | None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal, Self
 
-from autogen_agentchat.base import ChatAgent, TaskResult, TerminationCondition
+from autogen_agentchat.base import ChatAgent, TerminationCondition
 from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
@@ -22,7 +22,7 @@ from moot.messages import DRAFT, RoundCompleted, message_factory
 from moot.roles import Critique
 from moot.roles._prompts import render
 from moot.teams._base import Message, MootFault, MootTeam
-from moot.teams._records import Usage, add_usage, fingerprint, total_usage
+from moot.teams._records import MootResult, Usage, add_usage, fingerprint, total_usage
 
 __all__ = ["Reflection", "ReflectionConfig", "ReflectionResult", "ReflectionRound"]
 
@@ -45,7 +45,7 @@ class ReflectionRound(BaseModel):
         return [issue for c in self.critiques for issue in c.issues]
 
 
-class ReflectionResult(TaskResult):
+class ReflectionResult(MootResult):
     """A TaskResult plus what a reviewer of the loop needs: best draft, scores, usage, stop reason."""
 
     best: ReflectionRound | None = None
