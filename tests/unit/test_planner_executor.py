@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -441,3 +442,44 @@ async def test_the_step_events_count_for_max_steps_across_replans():
     assert result.stop_reason == "max steps: 2 of 2 steps done"
     assert [type(m).__name__ for m in result.messages].count(StepFinished.__name__) == 2
     assert result.completed  # the revised plan's only step passed on the second executed step
+
+
+def test_plain_functions_sync_or_async_are_tools_as_in_autogen():
+    from moot.tools import Tool
+
+    def multiply(a: int, b: int = 2) -> int:
+        """Multiply two integers."""
+        return a * b
+
+    async def shout(text: str) -> str:
+        return text.upper()
+
+    made = Tool.from_function(multiply)
+    assert (made.name, made.description, made.signature()) == (
+        "multiply",
+        "Multiply two integers.",
+        "multiply(a: integer, b: integer)",
+    )
+    assert asyncio.run(made.fn(made.args(a=3))) == "6"
+    loud = Tool.from_function(shout)
+    assert asyncio.run(loud.fn(loud.args(text="hi"))) == "HI"
+    sync = Tool("echo_sync", "Echo.", EchoArgs, lambda args: args.text)  # a sync fn runs in a thread
+    assert asyncio.run(sync.fn(EchoArgs(text="ok"))) == "ok"
+    with pytest.raises(ConfigError, match="needs a type annotation on every named parameter"):
+        Tool.from_function(lambda x: x)
+
+
+async def test_a_team_takes_plain_functions_as_tools():
+    def add_numbers(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    model = ScriptedModel(
+        {
+            "planner": [plan(step("add 2 and 3", "add_numbers", check="output_contains", expect="5"))],
+            "executor": [call("add_numbers", a=2, b=3)],
+        }
+    )
+    with model:
+        result = await team(model, tools=[add_numbers]).run(task="Add 2 and 3.")
+    assert result.completed and result.steps[0].passed

@@ -76,7 +76,7 @@ class PlannerExecutor(MootTeam):
         planner: ChatAgent,
         executor: ChatAgent,
         *,
-        tools: Sequence[Tool],
+        tools: Sequence[Tool | Callable[..., Any]],
         policy: PermissionPolicy | None = None,
         stop: TerminationCondition | None = None,
         max_replans: int = 3,
@@ -92,8 +92,9 @@ class PlannerExecutor(MootTeam):
         self.executor = executor
         self.toolbox = ToolBox(tools, policy)
         self.max_replans = max_replans
-        self._call_type = tool_call_type(tuple((t.name, t.args) for t in tools))
-        self._plan_type = plan_type(tuple(t.name for t in tools))
+        known = list(self.toolbox.tools.values())  # plain functions already made into tools
+        self._call_type = tool_call_type(tuple((t.name, t.args) for t in known))
+        self._plan_type = plan_type(tuple(t.name for t in known))
         self.state = PlannerExecutorState()
         self._phases: dict[str, Callable[[CancellationToken], Awaitable[list[Message]]]] = {
             "plan": self._plan,

@@ -280,8 +280,12 @@ class ToolBox:
     for a refusal or a failing tool, only for a tool fault."""
 
     def __init__(
-        self, tools: Sequence[Tool], policy: PermissionPolicy | None = None, audit: AuditTrail | None = None
+        self,
+        tools: Sequence[Tool | Callable[..., Any]],
+        policy: PermissionPolicy | None = None,
+        audit: AuditTrail | None = None,
     ) -> None:
+        tools = [t if isinstance(t, Tool) else Tool.from_function(t) for t in tools]  # plain functions, as AutoGen
         names = [t.name for t in tools]
         if len(set(names)) != len(names):
             raise ConfigError(f"tool names must be unique, got {', '.join(names)}")

@@ -14,13 +14,14 @@ directory.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from moot.errors import ConfigError, ToolFaultError
 from moot.tools._models import SandboxLimits, SandboxStatus
@@ -65,6 +66,41 @@ class Tool:
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
             raise ConfigError(f"bad tool name {self.name!r}; use letters, digits and '_' (e.g. 'write_file')")
+        if not callable(self.fn):
+            raise ConfigError(f"tool {self.name!r}: fn must be a function of the argument model, got {self.fn!r}")
+        if not inspect.iscoroutinefunction(self.fn):  # a plain function runs in a thread, as AutoGen's tools do
+            function = self.fn
+
+            async def in_thread(args: Any) -> str:
+                return await asyncio.to_thread(function, args)
+
+            object.__setattr__(self, "fn", in_thread)
+
+    @classmethod
+    def from_function(cls, function: Callable[..., Any], *, side_effects: bool = False) -> Tool:
+        """A tool from a typed function (sync or async): its name, its docstring's first line, its parameters.
+
+        ``def add(a: int, b: int) -> int`` becomes ``add(a: integer, b: integer)``; the result is shown as text.
+        """
+        name = getattr(function, "__name__", "")
+        parameters = inspect.signature(function).parameters.values()
+        missing = [p.name for p in parameters if p.annotation is inspect.Parameter.empty]
+        if missing or any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+            raise ConfigError(
+                f"tool function {name!r} needs a type annotation on every named parameter "
+                f"(missing on: {', '.join(missing) or '*args/**kwargs'}), e.g. def add(a: int, b: int) -> int"
+            )
+        fields: dict[str, Any] = {
+            p.name: (p.annotation, ... if p.default is inspect.Parameter.empty else p.default) for p in parameters
+        }
+        args = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
+        description = (inspect.getdoc(function) or name).strip().splitlines()[0]
+
+        async def call(values: BaseModel) -> str:
+            result = function(**values.model_dump())
+            return str(await result if inspect.isawaitable(result) else result)
+
+        return cls(name, description, args, call, side_effects)
 
     def signature(self) -> str:
         """``write_file(path: string, content: string)``: how prompts show the tool."""
