@@ -100,6 +100,7 @@ def make_debate(
     experts: tuple[str, ...] = EXPERTS,
     arbiter: Arbiter | None = None,
     options: tuple[str, ...] = (),
+    answer_pattern: str | None = None,
     seed: int = 0,
     retries: int = 2,
 ) -> Debate:
@@ -109,6 +110,7 @@ def make_debate(
         arbiter or RoleAgent(role("arbiter"), model.spec, max_parse_retries=retries),
         stop=stop,
         options=options,
+        answer_pattern=answer_pattern,
         seed=seed,
     )
 

@@ -10,7 +10,7 @@ import pytest
 from moot.arbiters import MajorityVote, Verdict, normalise_answer
 from moot.conditions import Consensus, MaxRounds, NoProgress, TokenBudget
 from moot.models import ModelSpec
-from moot.roles import Opening, Position, RoleAgent, role
+from moot.roles import NUMBER, Opening, Position, RoleAgent, role
 from moot.scenario import load_scenario, parse_model_options
 from moot.teams import Debate, DebateMetrics
 from moot.testing import ScriptedModel, count_words
@@ -397,6 +397,25 @@ async def test_answers_outside_the_options_are_fed_back():
     assert (result.answer, result.metrics.parse_failures) == ("keep", 2)
     assert type(result.rounds[0].positions["ops"]) is Position  # reported as the role's own type
     assert type(result.verdict) is Verdict
+
+
+async def test_an_answer_pattern_holds_positions_and_decision_to_a_number():
+    model = ScriptedModel(
+        {
+            "architect": [make_position("-4")],
+            "ops": [make_position("ops: subtract first"), make_position("-4.0")],
+            "arbiter": [make_verdict("5 - 3 - 6"), make_verdict("-4")],
+        }
+    )
+    with model:
+        team = make_debate(model, MaxRounds(1), experts=("architect", "ops"), answer_pattern=NUMBER)
+        result = await team.run(task=TASK)
+        assert Debate.load_component(team.dump_component()).answer_pattern == NUMBER
+    ops, arbiter = model.calls("ops"), model.calls("arbiter")
+    assert "answer: String should match pattern" in ops[1].messages[-1].content
+    assert "decision: String should match pattern" in arbiter[1].messages[-1].content
+    assert ops[0].json_output.model_json_schema()["properties"]["answer"]["pattern"] == NUMBER
+    assert (result.answer, result.metrics.parse_failures) == ("-4", 2)
 
 
 # ------------------------------------------------------------ other stops

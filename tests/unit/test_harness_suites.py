@@ -7,13 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from moot.errors import ConfigError
 from moot.harness import CodeTests, ExactMatch, Item, LLMJudge, NumericMatch, RegexMatch, RowContext, load_suite
 from moot.harness._calls import CallCache, ClientFactory, EndpointLimits
 from moot.harness._examples import docstring_examples
+from moot.harness._prompts import solver
 from moot.harness._scorers import last_number
 from moot.models import ModelSpec
+from moot.roles import NUMBER
 from moot.roles._programs import assemble_program
 from moot.scenario import RoleModels
 from moot.tools import run_tests
@@ -106,6 +109,21 @@ def test_reasoning_gym_items_are_scored_by_the_package_scorer():
     assert 0.0 < score(knights, "Amelia is a hero and Elizabeth is a villain") < 1.0  # partial credit: graded
     # item i is the same whatever n is, so a larger run reuses a smaller one's rows
     assert load_suite("reasoning-gym:basic_arithmetic?n=10&seed=1").items[2].task == suite.items[2].task
+
+
+def test_numeric_suites_hold_every_short_answer_to_a_number(tmp_path):
+    pytest.importorskip("reasoning_gym")
+    assert {i.answer_pattern for i in load_suite("reasoning-gym:chain_sum?n=5&seed=1").items} == {NUMBER}
+    assert {i.answer_pattern for i in load_suite("reasoning-gym:knights_knaves?n=2&seed=1").items} == {None}
+    numeric = _jsonl(
+        tmp_path, {"input": "2 + 2?", "answer": "4", "scoring": "numeric"}, {"input": "Hi?", "answer": "hi"}
+    )
+    assert [i.answer_pattern for i in load_suite(str(numeric)).items] == [NUMBER, None]
+    shaped = solver((), NUMBER).output_type
+    assert shaped.model_validate({"reasoning": "r", "answer": "-12.5"}).answer == "-12.5"
+    for prose in ("expert_1: subtract first", "no units", "-590 + 330", "4 apples", "1,000"):
+        with pytest.raises(ValidationError):
+            shaped.model_validate({"reasoning": "r", "answer": prose})
 
 
 def test_reasoning_gym_bad_task_or_option_is_a_config_error():

@@ -27,6 +27,7 @@ from moot.harness._humaneval import CODE_TASK_TEMPLATE
 from moot.harness._items import CodeTask, Item, Scorer, Suite
 from moot.harness._scorers import CodeTests, ExactMatch, LLMJudge, NumericMatch, OptionMatch, RegexMatch
 from moot.harness._specs import SpecParts
+from moot.roles import NUMBER
 
 __all__ = ["FILE_SUFFIXES", "SCORING_KINDS", "file_suite"]
 
@@ -188,13 +189,15 @@ def _item(raw: Any, index: int, defaults: dict[str, Any], path: Path) -> Item:
     options = tuple(parsed.options or ())
     if options and code is None:  # every arm sees the same closed set in the task itself
         task = f"{task}\n\nAnswer with exactly one of: {', '.join(options)}."
+    scorer = _scorer(parsed, where)
     return Item(
         id=str(parsed.id if parsed.id is not None else index + 1),
         task=task,
-        scorer=_scorer(parsed, where),
+        scorer=scorer,
         reference=parsed.expected,
         code=code,
         options=options,
+        answer_pattern=NUMBER if isinstance(scorer, NumericMatch) and code is None else None,
     )
 
 

@@ -7,12 +7,14 @@ Extra options are passed to the generator's config (``?min_terms=3``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from moot.errors import ConfigError
 from moot.harness._items import Item, Score, ScoreContext, Suite
 from moot.harness._specs import SpecParts, int_param
+from moot.roles import NUMBER
 
 __all__ = ["GymScore", "gym_suite"]
 
@@ -50,6 +52,12 @@ def _option(value: str) -> Any:
     return {"true": True, "false": False}.get(value.lower(), value)
 
 
+def _is_number(answer: object) -> bool:
+    """Whether a generated answer is a plain number. A task whose every answer is one (basic_arithmetic,
+    gsm_symbolic) is a numeric task: its answers are held to ``NUMBER``, the format its scorer compares."""
+    return isinstance(answer, str) and re.fullmatch(NUMBER, answer.strip()) is not None
+
+
 def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
     gym = _import()
     n = int_param(parts, "n", 50, what=f"suite {label!r}", minimum=1)
@@ -67,9 +75,14 @@ def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
         raise ConfigError(f"suite {label!r}: reasoning-gym rejected the options: {exc}") from None
     extra = "".join(f"&{k}={v}" for k, v in sorted(parts.params.items()))
     key = f"reasoning-gym:{task}?seed={seed}{extra}"
+    pattern = NUMBER if all(_is_number(entry["answer"]) for entry in dataset) else None
     items = [
         Item(
-            id=f"{task}/{seed}/{i}", task=entry["question"], scorer=GymScore(dataset, entry), reference=entry["answer"]
+            id=f"{task}/{seed}/{i}",
+            task=entry["question"],
+            scorer=GymScore(dataset, entry),
+            reference=entry["answer"],
+            answer_pattern=pattern,
         )
         for i, entry in enumerate(dataset)
     ]

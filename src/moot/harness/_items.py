@@ -75,6 +75,9 @@ class Item:
     code: CodeTask | None = None
     options: tuple[str, ...] = ()
     """A closed answer set (``Yes, No`` or ``A, B, C, D``): every arm must answer with one of them."""
+    answer_pattern: str | None = None
+    """A regular expression every arm's short answer must match (``moot.roles.NUMBER`` for numeric suites),
+    so no arm loses an item to units, words or an unevaluated expression that scoring would reject anyway."""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from functools import cache
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.roles import Role, expert, register_role
-from moot.roles._position import with_options
+from moot.roles._position import with_options, with_pattern
 
 __all__ = ["SHORT_DEBATER", "SOLVER", "ShortAnswer", "solver"]
 
@@ -42,9 +42,11 @@ SHORT_DEBATER = expert(
 
 
 @cache
-def solver(options: tuple[str, ...] = ()) -> Role:
-    """The solver, its answer constrained to ``options`` when the item has a closed answer set (on the embedded
-    model a grammar enum, elsewhere a validated enum fed back when missed)."""
-    if not options:
-        return SOLVER
-    return replace(SOLVER, output_type=with_options(ShortAnswer, "answer", options))
+def solver(options: tuple[str, ...] = (), pattern: str | None = None) -> Role:
+    """The solver, its answer constrained to ``options`` when the item has a closed answer set, else to the
+    item's answer ``pattern`` (on the embedded model a grammar, elsewhere a validation error fed back)."""
+    if options:
+        return replace(SOLVER, output_type=with_options(ShortAnswer, "answer", options))
+    if pattern is not None:
+        return replace(SOLVER, output_type=with_pattern(ShortAnswer, "answer", pattern))
+    return SOLVER

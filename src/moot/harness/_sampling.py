@@ -44,7 +44,9 @@ def answer_from_draft(draft: str | None) -> str:
 
 
 async def _one(item: Item, ctx: RowContext, code: bool, spec: ModelSpec | None = None) -> tuple[Reply, str]:
-    agent = ctx.agent(GENERATOR if code else solver(item.options), model_role="generator", spec=spec)
+    agent = ctx.agent(
+        GENERATOR if code else solver(item.options, item.answer_pattern), model_role="generator", spec=spec
+    )
     reply = await ask(agent, item.task)
     return reply, (reply.text if code else short_answer(reply))
 

@@ -74,7 +74,7 @@ class ReflectionArm:
 
     async def solve(self, item: Item, ctx: RowContext) -> Attempt:
         code = item.code is not None
-        generator = ctx.agent(GENERATOR if code else solver(item.options), model_role="generator")
+        generator = ctx.agent(GENERATOR if code else solver(item.options, item.answer_pattern), model_role="generator")
         critic = ctx.agent(CRITIC, model_role="critic")
         stop = ScoreThreshold(self.config.threshold) | NoImprovement(2) | MaxRounds(self.config.rounds)
         team = ctx.prepare(Reflection(generator, critic, stop=stop))
@@ -172,7 +172,9 @@ class DebateArm:
         experts = self._experts(ctx, SHORT_DEBATER)
         arbiter = ctx.agent(ARBITER, model_role="arbiter") if self.config.arbiter == "llm" else MajorityVote()
         stop = Consensus() | MaxRounds(self.config.rounds)
-        team = ctx.prepare(Debate(experts, arbiter, stop=stop, options=item.options, seed=ctx.seed))
+        team = ctx.prepare(
+            Debate(experts, arbiter, stop=stop, options=item.options, answer_pattern=item.answer_pattern, seed=ctx.seed)
+        )
         result = await team.run(task=item.task)
         ctx.note_run(team)
         assert isinstance(result, DebateResult)

@@ -4,7 +4,7 @@ from moot.roles._agent import RoleAgent, RoleAgentConfig
 from moot.roles._candidate import CandidateChoice
 from moot.roles._critique import Critique
 from moot.roles._plan import Plan, Step, StepResult, ToolCall
-from moot.roles._position import Opening, Position, Rebuttal
+from moot.roles._position import NUMBER, Opening, Position, Rebuttal
 from moot.roles._role import (
     ARBITER,
     ARCHITECT,
@@ -30,6 +30,7 @@ __all__ = [
     "CRITIC",
     "EXECUTOR",
     "GENERATOR",
+    "NUMBER",
     "OPS",
     "PLANNER",
     "CandidateChoice",

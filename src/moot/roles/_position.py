@@ -23,7 +23,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
-__all__ = ["Opening", "Position", "Rebuttal", "claims_of", "with_options"]
+__all__ = ["NUMBER", "Opening", "Position", "Rebuttal", "claims_of", "with_options", "with_pattern"]
 
 Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
 STATEMENT = r"^\s*\S+(\s+\S+)+\s*$"
@@ -120,6 +120,23 @@ def with_options(base: type[BaseModel], field: str, options: tuple[str, ...]) ->
         return base
     choice = Literal.__getitem__(options)  # type: ignore[attr-defined]
     model: type[BaseModel] = create_model(base.__name__, __base__=base, **{field: (choice, ...)})  # type: ignore[call-overload]
+    return model
+
+
+NUMBER = r"^-?[0-9]{1,15}(\.[0-9]{1,6})?$"
+"""A plain decimal number, bounded so a grammar cannot run on: what numeric suites score, with no units,
+words, copied claims or unevaluated expressions."""
+
+
+@cache
+def with_pattern(base: type[BaseModel], field: str, pattern: str | None) -> type[BaseModel]:
+    """``base`` with ``field`` restricted to strings matching ``pattern`` (a grammar on the embedded model,
+    a validation error fed back elsewhere); ``base`` itself when there is no pattern."""
+    if pattern is None:
+        return base
+    described = Field(description=base.model_fields[field].description)
+    shaped = Annotated[str, StringConstraints(pattern=pattern), described]
+    model: type[BaseModel] = create_model(base.__name__, __base__=base, **{field: (shaped, ...)})  # type: ignore[call-overload]
     return model
 
 

@@ -26,7 +26,7 @@ from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted, message_factory
 from moot.roles import Opening, Position, Rebuttal, RoleAgent
-from moot.roles._position import claims_of, with_options
+from moot.roles._position import claims_of, with_options, with_pattern
 from moot.roles._prompts import render
 from moot.teams._base import Message, MootFault, MootTeam, checked_experts
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
@@ -47,6 +47,7 @@ class DebateConfig(BaseModel):
     """An LLM arbiter's agent, or ``majority_vote`` for MajorityVote (it has no configuration)."""
     stop: ComponentModel | None = None
     options: list[str] = []
+    answer_pattern: str | None = None
     seed: int = 0
 
 
@@ -55,7 +56,9 @@ class Debate(MootTeam, Component[DebateConfig]):
 
     ``arbiter`` is an LLM agent (a RoleAgent with the ``arbiter`` role, on any
     model) or any :class:`moot.arbiters.Arbiter` such as ``MajorityVote()``.
-    ``options`` restricts answers and the decision to a fixed set. ``seed``
+    ``options`` restricts answers and the decision to a fixed set;
+    ``answer_pattern`` to strings matching a regular expression (such as
+    :data:`moot.roles.NUMBER`, so a vote compares numbers). ``seed``
     fixes the arbiter's shuffled view. If the LLM arbiter's output stays
     malformed, a majority vote rules instead and the result says so.
     ``dump_component()`` saves the whole team (experts, arbiter, stop); a
@@ -74,6 +77,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         *,
         stop: TerminationCondition | None = None,
         options: Sequence[str] = (),
+        answer_pattern: str | None = None,
         seed: int = 0,
         name: str = "debate",
         description: str = "Experts debate in rounds; an arbiter rules.",
@@ -82,6 +86,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         self.experts = checked_experts(experts, "debate")
         self.arbiter = arbiter
         self.options = tuple(options)
+        self.answer_pattern = answer_pattern
         self.seed = seed
         self.state = DebateState()
 
@@ -111,16 +116,14 @@ class Debate(MootTeam, Component[DebateConfig]):
         previous = self.state.rounds[-2] if current.round > 1 else None
         if previous is None:
             prompt = render("turns/debate_open", task=self.state.task, options=self.options)
-            schema: type[BaseModel] = with_options(Opening, "answer", self.options)
+            schema: type[BaseModel] = self._answering(Opening, "answer")
         else:
             # Every expert gets the same text up to its own name, so the model evaluates it once for all.
             shown = [(e.name, previous.positions[e.name]) for e in self.experts if e.name in previous.positions]
             prompt = render(
                 "turns/debate_rebut", task=self.state.task, positions=shown, own=expert.name, options=self.options
             )
-            schema = with_options(
-                with_options(Rebuttal, "answer", self.options), "claim", claims_of(shown, expert.name)
-            )
+            schema = with_options(self._answering(Rebuttal, "answer"), "claim", claims_of(shown, expert.name))
         message = await self._ask(expert, prompt, token, schema)
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
             raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")
@@ -168,12 +171,18 @@ class Debate(MootTeam, Component[DebateConfig]):
         }
         yield [message]
 
+    def _answering(self, base: type[BaseModel], field: str) -> type[BaseModel]:
+        """``base`` with its answer ``field`` held to the debate's options, else to its answer pattern."""
+        return (
+            with_options(base, field, self.options) if self.options else with_pattern(base, field, self.answer_pattern)
+        )
+
     async def _rule(self, shown: list[tuple[str, Position]], token: CancellationToken) -> BaseChatMessage:
         task = self.state.task or ""
         if not isinstance(self.arbiter, RoleAgent):
             return self._verdict_message(await self.arbiter.rule(task, shown), self.arbiter.name, None)
         prompt = render("turns/arbiter_rule", task=task, positions=shown, options=self.options)
-        schema = with_options(Verdict, "decision", self.options)
+        schema = self._answering(Verdict, "decision")
         try:
             message = await self._ask(self.arbiter, prompt, token, schema)
         except (MalformedOutputError, TransientModelError) as exc:
@@ -244,6 +253,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             arbiter=arbiter,
             stop=self._stop.dump_component() if self._stop is not None else None,
             options=list(self.options),
+            answer_pattern=self.answer_pattern,
             seed=self.seed,
         )
 
@@ -255,6 +265,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             arbiter,  # type: ignore[arg-type]
             stop=TerminationCondition.load_component(config.stop) if config.stop else None,
             options=config.options,
+            answer_pattern=config.answer_pattern,
             seed=config.seed,
             name=config.name,
             description=config.description,
