@@ -1,7 +1,9 @@
 """The ``moot`` command line.
 
-Bad input of any kind (model spec, role, scenario, missing key) is one line
-on stderr naming what is wrong and what is valid, and exit code 2.
+Bad input of any kind (model spec, role, scenario, missing or refused key,
+damaged store) is one line on stderr naming what is wrong and what is valid,
+and exit code 2, before anything is run or written. A run that ends partial
+or suspended exits 3, one that fails exits 1 (see ``moot._exit_codes``).
 """
 
 from __future__ import annotations
@@ -16,19 +18,32 @@ from typing import Annotated, Any
 import typer
 from autogen_agentchat.base import TaskResult
 from rich.console import Console
+from rich.markup import escape
 
-from moot._redact import redact
+from moot._exit_codes import EXIT_CODES_HELP, FAILED, FINISHED, exit_code, refuse, say_error
 from moot.console import render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
 from moot.harness._cli import compare
-from moot.inspect import RunView, TurnCalls, completed_rounds, model_calls, prompts_document, run_view
+from moot.inspect import (
+    RunView,
+    TurnCalls,
+    calls_by_turn,
+    completed_rounds,
+    prompts_document,
+    read_trace,
+    run_view,
+)
+from moot.models import SPEC_FORM
+from moot.models._retry import refusal
 from moot.scenario import Scenario, find_scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
 from moot.teams import ConsoleFeedback, HumanInTheLoop, PlannerExecutor
 from moot.teams._base import MootTeam
 from moot.tools import ConsoleApprover
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="moot: multi-agent debate and review loops.")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help=f"moot: multi-agent debate and review loops. {EXIT_CODES_HELP}"
+)
 out = Console()
 err = Console(stderr=True)
 
@@ -37,8 +52,10 @@ ModelOption = Annotated[
     typer.Option(
         "--model",
         "-m",
-        help="Model SPEC for every role, or ROLE=SPEC for one role. SPEC: "
-        "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&timeout=S&base_url=URL&api_key_env=VAR], e.g. local@0.7",
+        help=escape(
+            f"Model SPEC for every role, or ROLE=SPEC for one role. SPEC: {SPEC_FORM}, e.g. local@0.7, "
+            "openai:gpt-4o-mini@0.2, or scripted:deterministic (a free built-in test model, for a dry run)"
+        ),
     ),
 ]
 TaskOption = Annotated[str | None, typer.Option("--task", help="Replace the scenario's task text.")]
@@ -57,12 +74,7 @@ def root() -> None:
     """moot: multi-agent debate and review loops on AutoGen."""
 
 
-def fail(message: str) -> typer.Exit:
-    err.print(f"moot: error: {redact(message)}", markup=False, highlight=False, soft_wrap=True)
-    return typer.Exit(2)
-
-
-@app.command()
+@app.command(epilog=EXIT_CODES_HELP)
 def run(
     scenario: Annotated[str, typer.Argument(help="Scenario name (see scenarios/) or path to a scenario script.")],
     model: ModelOption = [],  # noqa: B006 - typer reads the default
@@ -74,11 +86,11 @@ def run(
     try:
         loaded = load_scenario(scenario)
     except ConfigError as exc:
-        raise fail(str(exc)) from None
+        raise refuse(str(exc)) from None
     run_scenario(loaded, model, task, store=store, reference=scenario, pause_at=pause_at)
 
 
-@app.command()
+@app.command(epilog=EXIT_CODES_HELP)
 def resume(
     run_id: Annotated[str | None, typer.Argument(help="The run to continue (see moot runs).")] = None,
     last: Annotated[bool, typer.Option("--last", help="Continue the newest unfinished run.")] = False,
@@ -89,19 +101,18 @@ def resume(
 ) -> None:
     """Continue a run that was killed or interrupted, from its last checkpoint (never one a live process drives)."""
     try:
-        record = _resumable(RunStore.shared(store), run_id, last)
+        opened = RunStore.shared(store)
+        opened.check()
+        record = _resumable(opened, run_id, last)
         loaded = load_scenario(record.scenario or "")
         options = record.options
         team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
-        resumable_state(RunStore.shared(store), record.id)
-        RunStore.shared(store).acquire(record.id)  # refused while another live process drives it
+        resumable_state(opened, record.id)
+        opened.acquire(record.id)  # refused while another live process drives it
     except ConfigError as exc:
-        raise fail(str(exc)) from None
+        raise refuse(str(exc)) from None
     out.print(f"[bold]moot[/] resuming run [cyan]{record.id}[/] of {loaded.name} ({record.turns} turns recorded)")
-    try:
-        asyncio.run(_render(team.resume_stream(record.id, force=force), team))
-    except ConfigError as exc:  # the scenario's configuration changed since the run started
-        raise fail(str(exc)) from None
+    _drive(team.resume_stream(record.id, force=force), team)
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout instead of tables.")]
@@ -109,21 +120,23 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON 
 
 @app.command()
 def runs(
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many runs to list.")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many runs to list (at least 1).")] = 20,
     as_json: JsonOption = False,
     store: StoreOption = None,
 ) -> None:
-    """List recent runs, newest first."""
+    """List recent runs, newest first (reading the store only: nothing is created or written)."""
     try:
-        opened = RunStore.shared(store)
+        if limit < 1:
+            raise ConfigError(f"--limit must be at least 1, got {limit}")
+        opened = RunStore.reader(store)
         records = opened.list(limit)
         rounds = {r.id: completed_rounds(opened, r.id) for r in records}
     except ConfigError as exc:
-        raise fail(str(exc)) from None
+        raise refuse(str(exc)) from None
     if as_json:
         _print_json([run_summary(r, rounds[r.id]) for r in records])
     else:
-        out.print(runs_table(records, rounds))
+        out.print(runs_table(records, rounds, width=out.width))
 
 
 @app.command()
@@ -147,12 +160,26 @@ def show(
             raise ConfigError(
                 f"unexpected argument {path!r}: a PATH is only taken by --plot (moot show RUN_ID --plot PATH)"
             )
-        view = run_view(RunStore.shared(store), run_id)
-        calls = model_calls(run_id, store, view) if prompts else None
+        view = run_view(RunStore.reader(store), run_id)
+        calls = _calls(view, store) if prompts else None
         chart = _save_plot(view, path or f"{run_id}.png") if plot else None
     except ConfigError as exc:
-        raise fail(str(exc)) from None
+        raise refuse(str(exc)) from None
     _print_show(view, calls, chart, as_json)
+
+
+def _calls(view: RunView, store: str | None) -> list[TurnCalls]:
+    """The run's model calls from its trace; lines that cannot be read are skipped and named on stderr."""
+    trace = read_trace(view.run.id, store)
+    if trace.unreadable:
+        err.print(
+            f"moot: warning: skipped {len(trace.unreadable)} unreadable line(s) of the trace of run {view.run.id}: "
+            + "; ".join(trace.unreadable),
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    return calls_by_turn(trace.events, view)
 
 
 def _save_plot(view: RunView, path: str) -> Path:
@@ -212,7 +239,9 @@ def _build(
     scenario: Scenario, model_options: list[str], store: str | None, pause_at: list[str] | None = None
 ) -> MootTeam:
     models = scenario.models(model_options)
-    team = scenario.build(models)
+    for role in scenario.roles:  # a missing extra or key is refused before the team (or anything) is built
+        models.spec(role).check()
+    team = scenario.build_team(models)
     if not isinstance(team, MootTeam):
         raise ConfigError(f"scenario {scenario.name} must build a moot team, got {type(team).__name__}")
     team.store_path = store  # the trace goes next to the store it belongs to, where moot show looks for it
@@ -241,15 +270,45 @@ def run_scenario(
     reference: str = "",
     pause_at: list[str] | None = None,
 ) -> TaskResult:
-    """Resolve models, build the team (all bad input surfaces here, before any output), run it."""
+    """Resolve models, build the team (all bad input surfaces here, before any output), run it.
+
+    Exits with the run's code (see ``moot._exit_codes``) unless it finished.
+    """
     try:
         team = _build(scenario, model_options, store, pause_at)
-        RunStore.shared(store)  # an unreadable store is bad input too: refuse before the run starts
+        RunStore.shared(store).check()  # a damaged or unwritable store is bad input: refuse before the banner
     except ConfigError as exc:
-        raise fail(str(exc)) from None
+        raise refuse(str(exc)) from None
     team.run_info["scenario"] = str(find_scenario(reference).resolve()) if reference else scenario.name
     out.print(f"[bold]moot[/] running [cyan]{scenario.name}[/]: {scenario.description}")
-    return asyncio.run(_render(team.run_stream(task=task or scenario.task), team))
+    return _drive(team.run_stream(task=task or scenario.task), team)
+
+
+def _drive(stream: AsyncIterator[object], team: MootTeam) -> TaskResult:
+    """Render the run as it streams; end with its exit code: partial or suspended 3, failed 1 (one line), a
+    refused key or a changed configuration 2."""
+    try:
+        result = asyncio.run(_render(stream, team))
+    except ConfigError as exc:  # e.g. the scenario's configuration changed since the run started
+        raise refuse(str(exc)) from None
+    except Exception as exc:
+        raise _failed(exc, team) from None
+    status = RunStore.shared(team.store_path).get(team.run_id).status if team.run_id else "finished"
+    if exit_code(status) != FINISHED:
+        raise typer.Exit(exit_code(status))
+    return result
+
+
+def _failed(exc: Exception, team: MootTeam) -> typer.Exit:
+    """A run that raised: a key the provider refused is bad input; anything else failed the run."""
+    refused = refusal(exc)
+    if refused is not None:
+        return refuse(refused)
+    where = (
+        f"; moot show {team.run_id} shows what it did, moot resume {team.run_id} continues it" if team.run_id else ""
+    )
+    say_error(f"the run failed: {type(exc).__name__}: {exc}{where}")
+    return typer.Exit(FAILED)
 
 
 async def _render(stream: AsyncIterator[object], team: MootTeam | None = None) -> TaskResult:
@@ -287,7 +346,7 @@ def run_scenario_main(scenario: Scenario, argv: list[str]) -> None:
     command(args=argv, prog_name=f"{scenario.name}.py")
 
 
-app.command()(compare)
+app.command(epilog=EXIT_CODES_HELP)(compare)
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ from moot.roles import Critique, Position
 from moot.store import RunRecord
 from moot.teams import DebateResult, PlannerExecutorResult, ReflectionResult
 from moot.teams._records import Usage
+from moot.teams._reflection import ReflectionRound
 
 __all__ = ["render_calls", "render_message", "render_result", "render_run", "runs_table"]
 
@@ -87,28 +88,42 @@ def _verdict_panel(source: str, verdict: Verdict) -> Panel:
     return Panel(Group(*body), title=f"verdict ({source})", title_align="left", border_style="green")
 
 
-def runs_table(records: list[RunRecord], rounds: Mapping[str, int] | None = None) -> Table:
-    """Recent runs; ``rounds`` (completed rounds per run id) adds a rounds column."""
+WIDE_RUNS_TABLE = 110
+"""Terminal columns from which ``moot runs`` shows every column side by side."""
+
+
+def runs_table(records: list[RunRecord], rounds: Mapping[str, int] | None = None, width: int = 200) -> Table:
+    """Recent runs; ``rounds`` (completed rounds per run id) adds a rounds column.
+
+    Run ids stay whole (they are copied into ``moot show`` / ``moot resume``). Below
+    :data:`WIDE_RUNS_TABLE` columns the team, turns and start time are left out and the
+    stop reason wraps under the id, so no column is squeezed to a few characters.
+    """
+    wide = width >= WIDE_RUNS_TABLE
+    columns = ["id", "scenario", "team", "status", "stop reason", "rounds", "turns", "tokens", "started"]
+    if not wide:
+        columns = ["id", "scenario", "status", "rounds", "tokens"]
+    if rounds is None:
+        columns.remove("rounds")
     table = Table(title="runs (newest first)", show_edge=False)
-    columns = ["id", "scenario", "team", "status", "stop reason", "turns", "tokens", "started"]
-    if rounds is not None:
-        columns.insert(5, "rounds")
-    for column in columns:  # ids stay whole: they are copied into moot show / moot resume
-        table.add_column(column, overflow="fold", no_wrap=column == "id", min_width=32 if column == "id" else None)
+    for column in columns:
+        table.add_column(
+            column, overflow="fold", no_wrap=wide and column == "id", min_width=32 if column == "id" else None
+        )
     for r in records:
-        row = [
-            r.id,
-            scenario_name(r),
-            r.team,
-            r.status,
-            r.stop_reason or r.error or "-",
-            str(r.turns),
-            str(r.prompt_tokens + r.completion_tokens),
-            r.created_at[:19].replace("T", " "),
-        ]
-        if rounds is not None:
-            row.insert(5, str(rounds.get(r.id, 0)))
-        table.add_row(*row)
+        reason = r.stop_reason or r.error or "-"
+        cells = {
+            "id": r.id if wide else Text.assemble(r.id, "\n", (reason, "dim")),
+            "scenario": scenario_name(r),
+            "team": r.team,
+            "status": r.status,
+            "stop reason": reason,
+            "rounds": str((rounds or {}).get(r.id, 0)),
+            "turns": str(r.turns),
+            "tokens": str(r.prompt_tokens + r.completion_tokens),
+            "started": r.created_at[:19].replace("T", " "),
+        }
+        table.add_row(*(cells[c] for c in columns))
     return table
 
 
@@ -166,14 +181,26 @@ def _reflection_result(console: Console, result: ReflectionResult) -> None:
     if result.partial:
         console.print("[bold red]partial result:[/] the run ended on a fault; best answer so far below")
     best = result.best
-    label = (
-        f"best draft (round {best.round}, score {best.score:g})"
-        if best and best.score is not None
-        else ("latest draft (unscored)")
-    )
+    label = draft_label(best.round if best else None, best.score if best else None)
     if result.answer is not None:
         console.print(Panel(Markdown(result.answer), title=label, title_align="left", border_style="green"))
     console.print(usage_table(result.usage))
+
+
+def draft_label(best_round: int | None, score: float | None) -> str:
+    """Which draft a reflection returns: the best-scoring one (the same words live and in ``moot show``)."""
+    if best_round is not None and score is not None:
+        return f"best draft (round {best_round}, score {score:g})"
+    return "latest draft (unscored)"
+
+
+def returned_label(result: Mapping[str, Any] | None) -> str | None:
+    """What a stored run returned, from its result record; None when it holds no answer (a debate's verdict is
+    shown on its own line)."""
+    if not result or "best" not in result:
+        return None
+    best = ReflectionRound.model_validate(result["best"]) if result["best"] else None
+    return draft_label(best.round if best else None, best.score if best else None)
 
 
 def _debate_result(console: Console, result: DebateResult) -> None:
@@ -221,6 +248,8 @@ def render_run(console: Console, view: RunView) -> None:
     console.print(round_tokens_table(view))
     if view.verdict is not None:
         console.print(f"[bold]verdict[/] by {view.verdict['by']}: [bold green]{view.verdict.get('decision')}[/]")
+    if (returned := returned_label(run.result)) is not None:
+        console.print(f"[bold]returned:[/] the {returned}")
     console.print(f"[bold]status:[/] {run.status}   [bold]stop reason:[/] {run.stop_reason or run.error or '-'}")
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from moot.errors import ConfigError
 from moot.store import RunRecord, RunStore, TurnRecord
-from moot.tracing import JsonlSink, TraceEvent, default_trace_dir
+from moot.tracing import JsonlSink, TraceEvent, TraceScan, default_trace_dir
 
 __all__ = [
     "PROMPTS_SCHEMA",
@@ -29,10 +29,12 @@ __all__ = [
     "Tokens",
     "TurnCalls",
     "TurnView",
+    "calls_by_turn",
     "completed_rounds",
     "group_calls",
     "model_calls",
     "prompts_document",
+    "read_trace",
     "run_view",
     "trace_path",
 ]
@@ -267,7 +269,17 @@ def _trace_dirs(store_path: str | Path | None) -> list[Path]:
 
 def model_calls(run_id: str, store_path: str | Path | None = None, view: RunView | None = None) -> list[TurnCalls]:
     """Every model call of the run, in order, grouped under the turn that made it (with its round, given ``view``)."""
-    groups = group_calls(JsonlSink(trace_path(run_id, store_path).parent).read(run_id))
+    return calls_by_turn(read_trace(run_id, store_path).events, view)
+
+
+def read_trace(run_id: str, store_path: str | Path | None = None) -> TraceScan:
+    """The run's trace events, and the lines that could not be read (skipped, so the rest still shows)."""
+    return JsonlSink(trace_path(run_id, store_path).parent).scan(run_id)
+
+
+def calls_by_turn(events: Iterable[TraceEvent], view: RunView | None = None) -> list[TurnCalls]:
+    """The model calls among ``events``, grouped under their turns, each with its round when ``view`` is given."""
+    groups = group_calls(events)
     rounds = {t.step_id: t.round for t in view.turns} if view is not None else {}
     for group in groups:
         group.round = rounds.get(group.step_id or "")

@@ -13,6 +13,7 @@ import importlib.util
 import os
 import re
 import sys
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,11 +92,29 @@ class Scenario:
         defaults = {role: ModelSpec.parse(text) for role, text in self.role_defaults.items()}
         return RoleModels(parsed.base, parsed.overrides, defaults)
 
+    def build_team(self, models: RoleModels) -> Team:
+        """Call the scenario's ``build``: an error raised there is bad input (ConfigError naming the scenario
+        and the line of its file that raised), not a traceback."""
+        try:
+            return self.build(models)
+        except ConfigError:
+            raise
+        except Exception as exc:
+            source = Path(self.build.__code__.co_filename) if hasattr(self.build, "__code__") else None
+            raise ConfigError(f"scenario {self.name}: build() raised {_raised_in(exc, source)}") from None
+
     def main(self, argv: Sequence[str] | None = None) -> None:
         """Run this scenario as a script, with the same options as ``moot run``."""
         from moot.cli import run_scenario_main
 
         run_scenario_main(self, list(sys.argv[1:] if argv is None else argv))
+
+
+def _raised_in(exc: BaseException, path: Path | None) -> str:
+    """``ExcType: message (line N)``, the line being the last one of ``path`` the traceback passed through."""
+    text = f"{type(exc).__name__}: {exc}"
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if path and Path(f.filename) == path]
+    return f"{text} (line {lines[-1]})" if lines else text
 
 
 BUILT_IN = Path(__file__).resolve().parent / "_catalog" / "scenarios"
@@ -144,6 +163,8 @@ def load_scenario(name_or_path: str) -> Scenario:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         raise ConfigError(f"scenario file {path} has a syntax error at line {exc.lineno}: {exc.msg}") from None
+    except Exception as exc:  # a missing import or any error at import time is the script's fault, not moot's
+        raise ConfigError(f"scenario file {path} failed to import: {_raised_in(exc, path)}") from None
     scenario = getattr(module, "SCENARIO", None)
     if not isinstance(scenario, Scenario):
         raise ConfigError(f"scenario file {path} must define SCENARIO = moot.scenario.Scenario(...)")

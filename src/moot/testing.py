@@ -243,7 +243,7 @@ class DeterministicModel:
         return json.dumps(fake)
 
     def register(self) -> DeterministicModel:
-        _REGISTRY[self.name] = self  # type: ignore[assignment]
+        _REGISTRY[self.name] = self
         return self
 
     def unregister(self) -> None:
@@ -346,18 +346,30 @@ def _fake_value(schema: dict[str, Any], defs: dict[str, Any], agent: str, digest
     return text.ljust(int(schema.get("minLength", 0)), ".")[: int(schema.get("maxLength", 10_000))]
 
 
-_REGISTRY: dict[str, ScriptedModel] = {}
+_REGISTRY: dict[str, ScriptedModel | DeterministicModel] = {}
 
 
-def scripted_client(spec: ModelSpec, agent: str | None) -> ScriptedClient:
-    """Resolve ``scripted:NAME`` (a registered model) or ``scripted:path.json`` (a script file)."""
+BUILT_IN = "deterministic"
+"""``scripted:deterministic`` works everywhere without registering anything: a :class:`DeterministicModel` that
+answers every prompt and schema with valid values, so ``moot run`` / ``moot compare`` can dry-run for free."""
+
+
+def scripted_model(spec: ModelSpec) -> ScriptedModel | DeterministicModel:
+    """Resolve ``scripted:NAME`` (a registered model, or the built-in ``deterministic``) or ``scripted:path.json``."""
     name = spec.model or "default"
     if name not in _REGISTRY and name.endswith(".json"):
         _REGISTRY[name] = ScriptedModel.from_file(Path(name))
-    if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise ConfigError(f"no scripted model named {name!r}; registered: {known}")
-    return _REGISTRY[name].client(agent)
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    if name == BUILT_IN:
+        return DeterministicModel()
+    known = ", ".join(sorted({*_REGISTRY, BUILT_IN}))
+    raise ConfigError(f"no scripted model named {name!r}; registered: {known} (or give a script file NAME.json)")
+
+
+def scripted_client(spec: ModelSpec, agent: str | None) -> ScriptedClient:
+    """The client of ``agent`` in the scripted model ``spec`` names (see :func:`scripted_model`)."""
+    return scripted_model(spec).client(agent)
 
 
 __all__ += ["FAULT_KINDS", "FaultyClient", "provider_fault"]

@@ -142,7 +142,7 @@ def test_an_unreadable_store_is_refused_before_anything_runs(tmp_path):
     not_a_db.write_text("this is not sqlite")
     result = CliRunner().invoke(app, ["runs", "--store", str(not_a_db)])
     assert result.exit_code == 2
-    assert result.stderr.startswith(f"moot: error: cannot open run store {not_a_db}: file is not a database")
+    assert result.stderr.startswith(f"moot: error: cannot read run store {not_a_db}: file is not a database")
     assert not_a_db.read_text() == "this is not sqlite"  # nothing half-written
 
 

@@ -35,3 +35,21 @@ def build_client(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
 def _label(spec: ModelSpec) -> str:
     """The spec as errors name it, provider spelled out (``local@0.7``, not ``@0.7``); never holds a secret."""
     return str(spec.model_copy(update={"provider": spec.effective_provider}))
+
+
+def check_available(spec: ModelSpec) -> None:
+    """Refuse (ModelUnavailableError / ConfigError) a spec that cannot be used here, cheaply: nothing is loaded,
+    no weights are assembled and no connection is made, so a command can refuse before it writes anything."""
+    provider = spec.effective_provider
+    if provider == "local":
+        from moot.models._local import check_local
+
+        check_local(spec)
+    elif provider == "openai":
+        from moot.models._openai import check_openai
+
+        check_openai(spec)
+    else:
+        from moot.testing import scripted_model
+
+        scripted_model(spec)

@@ -123,12 +123,17 @@ def _require_engine() -> None:
             raise ModelUnavailableError(INSTALL_HINT) from None
 
 
-def embedded_client(spec: ModelSpec) -> ChatCompletionClient:
+def check_local(spec: ModelSpec) -> None:
+    """Refuse an unknown local model name or a missing ``[local]`` extra, without loading anything."""
     if spec.model not in (None, DEFAULT_MODEL):
         raise ModelUnavailableError(
             f"unknown local model {spec.model!r}; the embedded model is {DEFAULT_MODEL!r} (or omit the name)"
         )
     _require_engine()
+
+
+def embedded_client(spec: ModelSpec) -> ChatCompletionClient:
+    check_local(spec)
     from moot.models._embedded_client import EmbeddedClient
 
     return EmbeddedClient(shared_engine(model_path()), spec)

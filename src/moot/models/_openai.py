@@ -39,14 +39,20 @@ def api_key(spec: ModelSpec) -> str:
     return value
 
 
+def check_openai(spec: ModelSpec) -> str:
+    """Refuse a spec without a model name or without its key; return the key."""
+    if spec.model is None:
+        raise ConfigError(f"model spec {spec} names no model; use e.g. openai:gpt-4o-mini")
+    return api_key(spec)
+
+
 def openai_client(spec: ModelSpec) -> OpenAIChatCompletionClient:
     """Build the client with per-call sampling settings baked into its create args.
 
     ``max_retries=0``: the SDK must not retry on its own, so that failures are
     not multiplied under moot's own retry policy.
     """
-    if spec.model is None:
-        raise ConfigError(f"model spec {spec} names no model; use e.g. openai:gpt-4o-mini")
+    key = check_openai(spec)
     kwargs: dict[str, object] = {"max_tokens": spec.effective_max_tokens, "max_retries": 0}
     if spec.effective_timeout is not None:
         kwargs["timeout"] = spec.effective_timeout
@@ -57,7 +63,6 @@ def openai_client(spec: ModelSpec) -> OpenAIChatCompletionClient:
     if spec.base_url is not None:
         kwargs["base_url"] = spec.base_url
         kwargs["model_info"] = _SERVED_MODEL_INFO
-    key = api_key(spec)
     try:
         return OpenAIChatCompletionClient(model=spec.model, api_key=key, **kwargs)  # type: ignore[arg-type]
     except ValueError as exc:  # AutoGen: unknown model name without model_info

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot.errors import TransientModelError
 from moot.models._delegating import DelegatingClient
 
-__all__ = ["RetryPolicy", "RetryingClient", "RetryingClientConfig", "retry_after", "transient_kind"]
+__all__ = ["RetryPolicy", "RetryingClient", "RetryingClientConfig", "refusal", "retry_after", "transient_kind"]
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -65,6 +65,21 @@ def transient_kind(exc: BaseException) -> str | None:
     if isinstance(exc, ConnectionError | openai.APIConnectionError | httpx.NetworkError | httpx.RemoteProtocolError):
         return "connection"
     return None
+
+
+_REFUSALS = {401: "refused the API key (401 unauthorized)", 403: "refused access (403 forbidden)"}
+
+
+def refusal(exc: BaseException) -> str | None:
+    """For a provider that refused the credentials (401, 403): what it refused, for the one line the CLI prints.
+
+    Not a transient fault and not a fault of the run's content: the key or its rights are wrong, so it is
+    bad input, fixed by the user and never by retrying.
+    """
+    status = exc.response.status_code if isinstance(exc, openai.APIStatusError | httpx.HTTPStatusError) else None
+    if status not in _REFUSALS:
+        return None
+    return f"the provider {_REFUSALS[status]}: {exc}; check the key in $OPENAI_API_KEY (or the spec's api_key_env)"
 
 
 def _status_kind(status: int) -> str | None:

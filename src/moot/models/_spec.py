@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Literal
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from moot.errors import ConfigError
 
@@ -59,9 +59,20 @@ class ModelSpec(BaseModel):
     timeout: float | None = Field(default=None, gt=0, le=3600)
     """Seconds one call may take before it is abandoned (and retried); see ``effective_timeout``."""
     base_url: str | None = None
-    """OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``."""
+    """OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``: an http(s) URL with a host."""
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """*Name* of the environment variable holding the API key; the key itself is never stored."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _is_a_url(cls, value: str | None) -> str | None:
+        """Refuse a base_url that is no URL at once: it would otherwise fail every call as a "connection fault"
+        and be retried as one."""
+        if value is not None:
+            parts = urlsplit(value)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"must be an http(s) URL with a host, e.g. http://127.0.0.1:8000/v1, got {value!r}")
+        return value
 
     # ----------------------------------------------------------------- layering
     def resolve(self, override: ModelSpec | None) -> ModelSpec:
@@ -106,7 +117,8 @@ class ModelSpec(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(f"bad model spec {text!r}: {where}: {first['msg']}; form: {SPEC_FORM}") from None
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise ConfigError(f"bad model spec {text!r}: {where}: {message}; form: {SPEC_FORM}") from None
 
     def __str__(self) -> str:
         head = self.provider or ""
@@ -127,6 +139,13 @@ class ModelSpec(BaseModel):
         from moot.models._clients import build_client
 
         return build_client(self, agent)
+
+    def check(self) -> None:
+        """Refuse (ConfigError) a spec whose client cannot be built here, without building it: the extra is
+        missing, the key is unset, the script is unknown. Loads nothing and connects nowhere."""
+        from moot.models._clients import check_available
+
+        check_available(self)
 
 
 def _parse_fields(text: str) -> dict[str, object]:

@@ -13,10 +13,10 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import platformdirs
 from pydantic import BaseModel
@@ -65,19 +65,26 @@ class TurnRecord(BaseModel):
 class RunStore:
     """The SQLite run store; ``RunStore.default()`` honours ``$MOOT_STORE``."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        """Open (creating it and its directory) the store at ``path``; ``read_only`` opens it for reading only
+        and creates nothing: a missing file reads as an empty store, and a file without write permission lists."""
         self.path = Path(path)
+        self.read_only = read_only
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-            _use_wal(self._db)
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            migrate(self._db)
+            self._db = _open_read_only(self.path) if read_only else self._open_for_writing()
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(
                 f"cannot open run store {self.path}: {exc}; point $MOOT_STORE or --store at a writable SQLite file"
             ) from None
+
+    def _open_for_writing(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
+        _use_wal(db)
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        migrate(db)
+        return db
 
     @classmethod
     def default_path(cls) -> Path:
@@ -96,8 +103,27 @@ class RunStore:
             _OPEN[key] = cls(resolved)
         return _OPEN[key]
 
+    @classmethod
+    def reader(cls, path: str | Path | None) -> RunStore:
+        """The store at ``path`` (``None``: the default path) opened only to read it (``moot runs``, ``moot show``)."""
+        return cls(Path(path) if path is not None else cls.default_path(), read_only=True)
+
+    def check(self) -> None:
+        """Refuse a store whose pages are damaged, before a run writes to it (SQLite's quick integrity check)."""
+        found = self._read(lambda db: db.execute("PRAGMA quick_check(1)").fetchone())
+        problem = str(found[0]).replace("*** in database main ***", "").strip() if found else "no answer"
+        if problem != "ok":
+            raise ConfigError(f"run store {self.path} is damaged ({problem.splitlines()[0]}); {_DAMAGED_HINT}")
+
     def close(self) -> None:
         self._db.close()
+
+    def _read(self, query: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run a read; a damaged or unreadable file is bad input (one line), never a traceback."""
+        try:
+            return query(self._db)
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"cannot read run store {self.path}: {exc}; {_DAMAGED_HINT}") from None
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -215,7 +241,7 @@ class RunStore:
 
     # ------------------------------------------------------------------ reads
     def get(self, run_id: str) -> RunRecord:
-        row = self._db.execute(_RUN_QUERY + " WHERE r.id = ? GROUP BY r.id", (run_id,)).fetchone()
+        row = self._read(lambda db: db.execute(_RUN_QUERY + " WHERE r.id = ? GROUP BY r.id", (run_id,)).fetchone())
         if row is None:
             recent = ", ".join(r.id for r in self.list(limit=5)) or "none yet"
             raise ConfigError(f"unknown run {run_id!r}; recent runs: {recent}")
@@ -223,27 +249,31 @@ class RunStore:
 
     def list(self, limit: int = 20) -> list[RunRecord]:
         query = _RUN_QUERY + " GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?"
-        return [_run(row) for row in self._db.execute(query, (limit,))]
+        return [_run(row) for row in self._read(lambda db: db.execute(query, (limit,)).fetchall())]
 
     def last_unfinished(self) -> RunRecord | None:
         """The newest run that can be resumed now: unfinished, and not driven by a live process."""
         marks = ",".join("?" * len(RESUMABLE))
         query = _RUN_QUERY + f" WHERE r.status IN ({marks}) GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC"
-        for row in self._db.execute(query, RESUMABLE):
+        for row in self._read(lambda db: db.execute(query, RESUMABLE).fetchall()):
             if not Lease(row[15], row[16]).alive():
                 return _run(row)
         return None
 
     def checkpoint(self, run_id: str) -> tuple[int, dict[str, Any]] | None:
         """The latest checkpoint: (number of transcript messages it covers, team state)."""
-        row = self._db.execute("SELECT seq, state FROM checkpoints WHERE run_id = ?", (run_id,)).fetchone()
+        row = self._read(
+            lambda db: db.execute("SELECT seq, state FROM checkpoints WHERE run_id = ?", (run_id,)).fetchone()
+        )
         return (row[0], json.loads(row[1])) if row else None
 
     def turns(self, run_id: str) -> list[TurnRecord]:
-        rows = self._db.execute(
-            "SELECT seq, step_id, source, kind, content, payload, prompt_tokens, completion_tokens, created_at"
-            " FROM turns WHERE run_id = ? ORDER BY seq",
-            (run_id,),
+        rows = self._read(
+            lambda db: db.execute(
+                "SELECT seq, step_id, source, kind, content, payload, prompt_tokens, completion_tokens, created_at"
+                " FROM turns WHERE run_id = ? ORDER BY seq",
+                (run_id,),
+            ).fetchall()
         )
         keys = (
             "seq",
@@ -260,6 +290,18 @@ class RunStore:
 
 
 _OPEN: dict[str, RunStore] = {}
+_T = TypeVar("_T")
+_DAMAGED_HINT = "move it aside and point --store or $MOOT_STORE at a new file (or restore a copy)"
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that can only read: an empty in-memory store when ``path`` does not exist, so listing a
+    store that was never written creates no file and no directory."""
+    if not path.exists():
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        migrate(db)
+        return db
+    return sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False, timeout=30)
 
 
 def _use_wal(db: sqlite3.Connection, attempts: int = 100) -> None:

@@ -6,7 +6,7 @@ SDK and exporter are configured); add your own sink with the TraceSink protocol.
 """
 
 from moot.tracing._events import EventKind, TraceEvent
-from moot.tracing._sinks import JsonlSink, OtelSink, TraceSink
+from moot.tracing._sinks import JsonlSink, OtelSink, TraceScan, TraceSink
 from moot.tracing._tracer import Tracer, current_span, default_trace_dir, traced
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "JsonlSink",
     "OtelSink",
     "TraceEvent",
+    "TraceScan",
     "TraceSink",
     "Tracer",
     "current_span",

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from pydantic import ValidationError
 
 from moot.tracing._events import TraceEvent
 
-__all__ = ["JsonlSink", "OtelSink", "TraceSink"]
+__all__ = ["JsonlSink", "OtelSink", "TraceScan", "TraceSink"]
 
 
 @runtime_checkable
@@ -39,10 +41,38 @@ class JsonlSink:
             out.write(event.model_dump_json() + "\n")
 
     def read(self, trace_id: str) -> list[TraceEvent]:
+        """Every readable event of the trace, in order (see :meth:`scan` for the lines that were not)."""
+        return self.scan(trace_id).events
+
+    def scan(self, trace_id: str) -> TraceScan:
+        """The trace's events, skipping lines that cannot be read: a run killed mid-write leaves a torn last
+        line, and a damaged file may hold bytes that are not UTF-8; neither hides the events around it."""
         path = self.path(trace_id)
+        scan = TraceScan()
         if not path.exists():
-            return []
-        return [TraceEvent.model_validate(json.loads(line)) for line in path.read_text().splitlines() if line]
+            return scan
+        for number, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+            if raw.strip():
+                _scan_line(scan, number, raw)
+        return scan
+
+
+@dataclass
+class TraceScan:
+    """What a JSONL trace held: its events, and a note per line that could not be read."""
+
+    events: list[TraceEvent] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+    """``line N: why``, one per skipped line."""
+
+
+def _scan_line(scan: TraceScan, number: int, raw: bytes) -> None:
+    try:
+        scan.events.append(TraceEvent.model_validate_json(raw.decode("utf-8")))
+    except UnicodeDecodeError as exc:
+        scan.unreadable.append(f"line {number}: not UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})")
+    except ValidationError:
+        scan.unreadable.append(f"line {number}: torn or not a trace event")
 
 
 class OtelSink:

