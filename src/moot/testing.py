@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -315,10 +316,21 @@ def _fake_structured(output: type[BaseModel], agent: str, digest: int) -> dict[s
         candidates["claim"] = claims[digest % len(claims)]
     schema = output.model_json_schema()
     return {
-        name: candidates[name] if name in candidates else _fake_value(field, schema.get("$defs", {}), agent, digest)
+        name: _fitting(field, candidates[name], agent, digest)
+        if name in candidates
+        else _fake_value(field, schema.get("$defs", {}), agent, digest)
         for name, field in fields.items()
         if name in candidates or name in schema.get("required", [])
     }
+
+
+def _fitting(schema: dict[str, Any], value: Any, agent: str, digest: int) -> Any:
+    """``value``, or a stand-in matching the field's ``pattern`` when it does not (a numeric answer)."""
+    pattern = schema.get("pattern")
+    if pattern is None or not isinstance(value, str) or re.search(pattern, value):
+        return value
+    samples = (str(digest % 100), f"{digest % 100}.5", f"{agent} says {digest % 1000}", "a", "A")
+    return next((sample for sample in samples if re.search(pattern, sample)), value)
 
 
 def _fake_value(schema: dict[str, Any], defs: dict[str, Any], agent: str, digest: int) -> Any:
@@ -342,7 +354,7 @@ def _fake_value(schema: dict[str, Any], defs: dict[str, Any], agent: str, digest
         return int(schema.get("minimum", 0)) + digest % 5
     if kind == "boolean":
         return bool(digest % 2)
-    text = f"{agent} says {digest % 1000}"
+    text = _fitting(schema, f"{agent} says {digest % 1000}", agent, digest)
     return text.ljust(int(schema.get("minLength", 0)), ".")[: int(schema.get("maxLength", 10_000))]
 
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+
+import pytest
 import typer
 from typer.testing import CliRunner
 
 from moot.harness._cli import compare, default_out
+from moot.harness._files import MAX_ITEM_BYTES
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
 
 
@@ -57,14 +62,14 @@ def test_bad_input_is_one_line_on_stderr_and_exit_2(tmp_path):
     assert no_arms.exit_code == 2 and no_arms.stderr.startswith("moot: error: bad option arms: List should have")
 
 
-def test_failed_rows_exit_1_with_the_report_written(tmp_path):
+def test_failed_rows_exit_3_with_the_report_written(tmp_path):
     suite = write_sums(tmp_path / "sums.jsonl", 2)
     model = PromptModel("cli-flaky", arithmetic(), fail_after=1).register()
     try:
         result = invoke(str(suite), "--arms", "single", "--model", model.spec, "--out", str(tmp_path / "out"))
     finally:
         model.unregister()
-    assert result.exit_code == 1
+    assert result.exit_code == 3  # partial: the report is written, the same command retries the failed rows
     assert "1 rows failed; run the same command again to retry them" in result.stderr
     assert (tmp_path / "out" / "report.md").is_file()
 
@@ -73,3 +78,94 @@ def test_default_output_directory_is_per_suite_source():
     assert str(default_out("humaneval[:20]")) == "moot-compare/humaneval"
     assert str(default_out("reasoning-gym:gsm_symbolic?n=50&seed=1")) == "moot-compare/reasoning-gym-gsm_symbolic"
     assert str(default_out("data/qa.jsonl[:5]")) == "moot-compare/qa"
+
+
+def refused(result, start: str) -> None:
+    """One line on stderr, exit 2, nothing on stdout."""
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(start), result.stderr
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+NOT_UTF8 = b'{"input": "2+2", "answer": "4"}\n{"input": "caf\xe9", "answer": "x"}\n'
+TOO_BIG = b'{"input": "' + b"x" * MAX_ITEM_BYTES + b'"}\n'
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (NOT_UTF8, "line 2 is not UTF-8 text (byte 0xe9 at column 15); save the file as UTF-8"),
+        (TOO_BIG, "line 1 is over the size limit of one item (1,000,000 bytes)"),
+    ],
+)
+def test_an_unreadable_items_file_is_one_line_and_writes_nothing(tmp_path, content, message):
+    suite = tmp_path / "items.jsonl"
+    suite.write_bytes(content)
+    refused(invoke(str(suite), "--out", str(tmp_path / "out")), f"moot: error: {suite} {message}")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_yaml_items_file_that_is_not_utf8_is_one_line(tmp_path):
+    suite = tmp_path / "items.yaml"
+    suite.write_bytes(b"- input: caf\xe9\n  answer: x\n")
+    refused(invoke(str(suite), "--out", str(tmp_path / "out")), f"moot: error: {suite} is not UTF-8 text (byte 0xe9")
+
+
+def test_an_out_that_is_a_file_is_one_line(tmp_path):
+    suite = write_sums(tmp_path / "s.jsonl", 1)
+    a_file = tmp_path / "taken"
+    a_file.write_text("mine")
+    model = ("--model", "scripted:deterministic")
+    refused(
+        invoke(str(suite), *model, "--out", str(a_file)), f"moot: error: --out {a_file} is a file; give a directory"
+    )
+    below = a_file / "out"
+    refused(invoke(str(suite), *model, "--out", str(below)), f"moot: error: --out {below} is under {a_file}, a file;")
+    assert a_file.read_text() == "mine"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_an_out_in_an_unwritable_directory_is_one_line(tmp_path):
+    suite = write_sums(tmp_path / "s.jsonl", 1)
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    refused(
+        invoke(str(suite), "--model", "scripted:deterministic", "--out", str(locked / "out")),
+        f"moot: error: --out {locked / 'out'}: {locked} is not writable",
+    )
+
+
+def test_a_concurrency_of_0_is_one_line(tmp_path):
+    suite = write_sums(tmp_path / "s.jsonl", 1)
+    refused(
+        invoke(str(suite), "--concurrency", "0", "--out", str(tmp_path / "out")),
+        "moot: error: bad option concurrency: Input should be greater than or equal to 1 (got 0)",
+    )
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="the [local] extra is installed")
+def test_local_without_the_extra_is_refused_before_the_header_and_the_results_file(tmp_path):
+    suite = write_sums(tmp_path / "s.jsonl", 1)
+    out = tmp_path / "out"
+    refused(invoke(str(suite), "--model", "local", "--out", str(out)), "moot: error: the embedded model needs")
+    assert not out.exists()
+
+
+def test_a_suite_dry_runs_on_the_built_in_test_model(tmp_path):
+    suite = tmp_path / "mixed.jsonl"
+    suite.write_text(
+        '{"input": "What is 2+3?", "answer": "5", "scoring": "numeric"}\n'
+        '{"question": "Is 7 prime?", "answer": "Yes", "options": ["Yes", "No"]}\n'
+    )
+    out = tmp_path / "out"
+    result = invoke(str(suite), "--model", "scripted:deterministic", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "computed 8 rows" in result.output and (out / "report.md").is_file()
+
+
+def test_help_names_the_ray_extra_and_the_exit_codes():
+    from moot.cli import app
+
+    text = " ".join(CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "400"}).stdout.split())
+    assert "needs the [ray] extra" in text and "self-consistency[?k=N]" in text and "humaneval[:N]" in text
+    assert "Exit codes: 0 finished; 1 failed; 2 bad input (nothing run); 3 partial" in text

@@ -1,7 +1,8 @@
 """``moot compare``: the command-line face of the harness (registered in ``moot.cli``).
 
-Bad input is one line on stderr and exit code 2, before any model call;
-failed rows leave the report written and exit 1 (re-run to retry them).
+Bad input is one line on stderr and exit code 2, before any model call or
+file is written; failed rows leave the report written and exit 3 (partial:
+re-run the same command to retry them), as ``moot._exit_codes`` documents.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from moot._exit_codes import PARTIAL, refuse
 from moot.errors import ConfigError
 from moot.harness._render import pairs_table, tables, terminal_table
 from moot.harness._report import build_report
@@ -62,7 +65,8 @@ class _Bar:
 def _one_line(exc: ValidationError) -> str:
     first = exc.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "options"
-    return f"bad option {where}: {first['msg']}"
+    given = f" (got {first['input']!r})" if not isinstance(first.get("input"), dict | list) else ""
+    return f"bad option {where}: {first['msg']}{given}"
 
 
 def default_out(suite: str) -> Path:
@@ -87,14 +91,16 @@ async def _run(runner: ComparisonRun) -> Comparison:
 
 
 def compare(
-    suite: Annotated[str, typer.Argument(help=f"The items to run. Forms: {SUITE_FORMS}")],
+    suite: Annotated[str, typer.Argument(help=escape(f"The items to run. Forms: {SUITE_FORMS}"))],
     arms: Annotated[
         str,
         typer.Option(
             "--arms",
             "-a",
-            help="Comma-separated arms: single, self-consistency[?k=N], reflection, "
-            "reflection-tests, debate[?experts=N&rounds=N&arbiter=vote|llm], or ones registered in code.",
+            help=escape(
+                "Comma-separated arms: single, self-consistency[?k=N], reflection, "
+                "reflection-tests, debate[?experts=N&rounds=N&arbiter=vote|llm], or ones registered in code."
+            ),
         ),
     ] = "single,reflection,debate,self-consistency",
     model: Annotated[
@@ -103,17 +109,18 @@ def compare(
             "--model",
             "-m",
             help="Model SPEC for every role, or ROLE=SPEC (generator, critic, expert, "
-            "expert_N, arbiter, judge), e.g. local or judge=openai:gpt-4o-mini",
+            "expert_N, arbiter, judge), e.g. local, judge=openai:gpt-4o-mini, or scripted:deterministic "
+            "(a free built-in test model, for a dry run of the suite)",
         ),
     ] = [],  # noqa: B006 - typer reads the default
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, max=64, help="Model calls in flight per endpoint.")
+        int, typer.Option("--concurrency", "-j", help="Model calls in flight per endpoint (1 to 64).")
     ] = 1,
     out: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Output directory (results, cache, report); default moot-compare/<suite>."),
     ] = None,
-    k: Annotated[int | None, typer.Option("--k", min=1, max=64, help="Self-consistency samples per item.")] = None,
+    k: Annotated[int | None, typer.Option("--k", help="Self-consistency samples per item (1 to 64).")] = None,
     compute_matched: Annotated[
         bool,
         typer.Option(
@@ -132,7 +139,7 @@ def compare(
     executor: Annotated[
         str,
         typer.Option(
-            "--executor", help="Where jobs run: local (this process) or ray (Ray tasks; needs the [ray] extra)."
+            "--executor", help=escape("Where jobs run: local (this process) or ray (Ray tasks; needs the [ray] extra).")
         ),
     ] = "local",
     ray_address: Annotated[
@@ -155,9 +162,7 @@ def compare(
         runner = prepare_comparison(options)  # all bad input is refused here, before any output
         comparison = asyncio.run(_run(runner))
     except (ConfigError, ValidationError) as exc:
-        message = str(exc) if isinstance(exc, ConfigError) else _one_line(exc)
-        err_console.print(f"moot: error: {message}", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        raise refuse(str(exc) if isinstance(exc, ConfigError) else _one_line(exc)) from None
     report = build_report(comparison, seed=seed)
     files = write_report(report, options.out)
     out_console.print(terminal_table(report))
@@ -168,4 +173,4 @@ def compare(
     out_console.print(f"report: {files.markdown}  {files.html}  plot: {files.plot}  results: {comparison.results_path}")
     if comparison.failed:
         err_console.print(f"{comparison.failed} rows failed; run the same command again to retry them")
-        raise typer.Exit(1)
+        raise typer.Exit(PARTIAL)

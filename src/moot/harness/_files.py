@@ -29,12 +29,15 @@ from moot.harness._scorers import CodeTests, ExactMatch, LLMJudge, NumericMatch,
 from moot.harness._specs import SpecParts
 from moot.roles import NUMBER
 
-__all__ = ["FILE_SUFFIXES", "SCORING_KINDS", "file_suite"]
+__all__ = ["FILE_SUFFIXES", "MAX_ITEM_BYTES", "SCORING_KINDS", "file_suite"]
 
 FILE_SUFFIXES = (".jsonl", ".yaml", ".yml")
 SCORING_KINDS = ("exact", "regex", "numeric", "judge", "tests")
 Scoring = Literal["exact", "regex", "numeric", "judge", "tests"]
 _DEFAULT_KEYS = ("scoring", "tolerance", "rel_tolerance", "rubric", "options")
+MAX_ITEM_BYTES = 1_000_000
+"""The largest item a suite file may hold: one JSONL line, or one YAML item written as JSON (1 MB; a whole
+HumanEval problem with its tests is under 10 kB). Larger input is refused before it is loaded."""
 
 
 class FileItem(BaseModel):
@@ -104,23 +107,22 @@ _Yaml12Loader.add_implicit_resolver(
 
 def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
     """The raw items and the file-wide defaults."""
+    if path.suffix == ".jsonl":
+        return _read_jsonl(path), {}
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read suite file {path}: {exc.strerror or exc}") from None
-    if path.suffix == ".jsonl":
-        rows = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ConfigError(f"{path} line {number} is not valid JSON: {exc.msg}") from None
-        return rows, {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+                          "save it as UTF-8") from None  # fmt: skip
     try:
         data = yaml.load(text, Loader=_Yaml12Loader)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {' '.join(str(exc).split())}") from None
+    listed = data.get("items") if isinstance(data, dict) else data
+    for number, raw in enumerate(listed if isinstance(listed, list) else [], 1):
+        _check_size(path, f"item {number}", len(json.dumps(raw, default=str).encode()))
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         unknown = set(data) - {"items", "description", *_DEFAULT_KEYS}
         if unknown:
@@ -132,6 +134,38 @@ def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
     if isinstance(data, list):
         return data, {}
     raise ConfigError(f"{path} must hold a list of items, or a mapping with 'items:' (and file-wide defaults)")
+
+
+def _read_jsonl(path: Path) -> list[Any]:
+    """One item per line; a line is read only up to the size limit, so a huge one is refused, never loaded."""
+    rows = []
+    try:
+        with path.open("rb") as lines:
+            for number, raw in enumerate(iter(lambda: lines.readline(MAX_ITEM_BYTES + 1), b""), 1):
+                _check_size(path, f"line {number}", len(raw.rstrip(b"\r\n")))
+                if raw.strip():
+                    rows.append(_json_line(path, number, raw))
+    except OSError as exc:
+        raise ConfigError(f"cannot read suite file {path}: {exc.strerror or exc}") from None
+    return rows
+
+
+def _json_line(path: Path, number: int, raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} line {number} is not UTF-8 text (byte {raw[exc.start]:#04x} at column "
+                          f"{exc.start + 1}); save the file as UTF-8") from None  # fmt: skip
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} line {number} is not valid JSON: {exc.msg}") from None
+
+
+def _check_size(path: Path, where: str, size: int) -> None:
+    if size > MAX_ITEM_BYTES:
+        raise ConfigError(
+            f"{path} {where} is over the size limit of one item ({MAX_ITEM_BYTES:,} bytes); "
+            "split it, or keep large data out of the suite file"
+        )
 
 
 def _scorer(item: FileItem, where: str) -> Scorer:

@@ -127,7 +127,7 @@ class ResultStore:
             if version not in (0, SCHEMA_VERSION):
                 raise ConfigError(f"results file {path} has schema version {version}; this moot reads {SCHEMA_VERSION}")
             self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
+        except (OSError, sqlite3.DatabaseError) as exc:
             raise ConfigError(f"cannot use results file {path}: {exc}") from None
 
     def put(self, row: ResultRow) -> None:

@@ -18,6 +18,7 @@ finished row.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,6 +173,10 @@ class ComparisonRun:
         self.arms = _arms(options, self.suite)
         self.progress = progress
         specs = [self.models.base, *(self.models.base.resolve(s) for s in self.models.overrides.values())]
+        if base is None and options.executor == "local" and not options.report_only:
+            for spec in specs:  # (Ray workers may hold extras and keys the driver lacks; a report calls nothing)
+                spec.check()
+        check_out_dir(options.out)
         self.executor = make_executor(options, specs, base, sandbox)
         try:
             self.store = ResultStore(options.out / RESULTS_FILE)
@@ -260,6 +265,18 @@ class ComparisonRun:
             return False
         old = self.store.get(row.suite, row.item, row.arm_key)
         return old is not None and old.status == "done" and (old.answer, old.score) == (row.answer, row.score)
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output directory that is a file or cannot be written, before anything is created in it."""
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    if not existing.is_dir():
+        where = "is a file" if existing == out else f"is under {existing}, a file"
+        raise ConfigError(
+            f"--out {out} {where}; give a directory (it holds results.sqlite3, the cache, traces and reports)"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {out}: {existing} is not writable; give a directory you can write")
 
 
 def make_executor(
