@@ -8,7 +8,6 @@ import pytest
 from autogen_agentchat.base import TerminatedException, TerminationCondition
 from autogen_agentchat.messages import StopMessage, TextMessage
 from autogen_core.models import RequestUsage
-from pydantic import ValidationError
 
 from moot.conditions import (
     MaxRounds,
@@ -19,6 +18,7 @@ from moot.conditions import (
     WallClock,
     default_stop,
 )
+from moot.errors import ConfigError
 from moot.messages import RoundCompleted
 
 
@@ -178,19 +178,30 @@ async def test_and_stops_only_when_all_have_fired_and_reset_clears_all():
 
 
 @pytest.mark.parametrize(
-    ("make", "bad"),
+    ("make", "bad", "message"),
     [
-        (MaxRounds, 0),
-        (ScoreThreshold, 101),
-        (NoImprovement, 0),
-        (NoProgress, 0),
-        (TokenBudget, -1),
-        (WallClock, 0),
+        (MaxRounds, 0, "MaxRounds(rounds=0): input should be greater than 0"),
+        (MaxRounds, "three", "MaxRounds(rounds='three'): input should be a valid integer"),
+        (ScoreThreshold, 101, "ScoreThreshold(threshold=101): input should be less than or equal to 100"),
+        (ScoreThreshold, 0.85, "ScoreThreshold(threshold=0.85): scores are on a 0-100 scale; did you mean "
+                               "ScoreThreshold(85)?"),
+        (NoImprovement, 0, "NoImprovement(patience=0): input should be greater than 0"),
+        (NoProgress, 0, "NoProgress(window=0): input should be greater than 0"),
+        (TokenBudget, -1, "TokenBudget(max_tokens=-1): input should be greater than 0"),
+        (WallClock, 0, "WallClock(seconds=0): input should be greater than 0"),
     ],
-)
-def test_bad_arguments_are_rejected(make, bad):
-    with pytest.raises(ValidationError):
+)  # fmt: skip
+def test_bad_arguments_are_one_clear_line_at_construction(make, bad, message):
+    with pytest.raises(ConfigError) as info:
         make(bad)
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("other", [5, "max", None])
+def test_only_conditions_compose(other):
+    for combined in (lambda: MaxRounds(3) | other, lambda: MaxRounds(3) & other):
+        with pytest.raises(TypeError, match=r"cannot combine MaxRounds with .* both sides must be termination"):
+            combined()
 
 
 def reload(condition):

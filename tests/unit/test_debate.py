@@ -477,3 +477,24 @@ async def test_a_token_budget_stop_mid_round_still_gets_a_verdict_on_the_latest_
     assert (result.verdict_by, result.answer) == ("arbiter", "keep")
     assert result.metrics.agreement_per_round == [2 / 3]  # a round cut short has no agreement to report
     assert result.metrics.flips == {"architect": [2], "ops": [], "business": []}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("split", "options must be a sequence of answers, e.g. options=('split', 'keep'), not the string 'split'"),
+        (("split",), "options must be at least two distinct answers (or none), got ['split']"),
+        (("split", "split"), "options must be at least two distinct answers (or none), got ['split', 'split']"),
+        (("split", ""), "options must be non-empty strings, got '' in ['split', '']"),
+        (("split", 3), "options must be non-empty strings, got 3 in ['split', 3]"),
+    ],
+)
+def test_options_are_refused_at_construction_unless_a_set_of_answers(options, message):
+    from moot.errors import ConfigError
+
+    scripts = {name: [] for name in (*EXPERTS, "arbiter")}
+    with ScriptedModel(scripts) as model, pytest.raises(ConfigError) as info:
+        make_debate(model, MaxRounds(1), options=options)
+    assert str(info.value) == message
+    with ScriptedModel(scripts) as model:
+        assert make_debate(model, MaxRounds(1), options=["split", "keep"]).options == ("split", "keep")

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from autogen_agentchat.base import TerminatedException, TerminationCondition
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StopMessage
+from pydantic import BaseModel, ValidationError
 
+from moot.errors import ConfigError
 from moot.messages import RoundCompleted
+
+C = TypeVar("C", bound=BaseModel)
 
 Messages = Sequence[BaseAgentEvent | BaseChatMessage]
 
@@ -53,8 +57,37 @@ class MootCondition(TerminationCondition):
         self._terminated = False
         self.clear()
 
+    def __or__(self, other: TerminationCondition) -> TerminationCondition:
+        return super().__or__(_operand(self, "|", other))
+
+    def __and__(self, other: TerminationCondition) -> TerminationCondition:
+        return super().__and__(_operand(self, "&", other))
+
+    def configured(self, config: type[C], **values: Any) -> C:
+        """``config`` built from the constructor's ``values``: a bad one is one ConfigError line naming this
+        condition, the argument and what is valid, never pydantic's multi-line report."""
+        try:
+            return config(**values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = ".".join(str(p) for p in first["loc"])
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise ConfigError(
+                f"{type(self).__name__}({name}={first['input']!r}): {message[0].lower()}{message[1:]}"
+            ) from None
+
     def clear(self) -> None:
         """Forget per-run state; conditions without any need not override."""
+
+
+def _operand(condition: TerminationCondition, operator: str, other: object) -> TerminationCondition:
+    """``other`` when it is a condition; AutoGen would accept anything and fail at the first check."""
+    if not isinstance(other, TerminationCondition):
+        raise TypeError(
+            f"cannot combine {type(condition).__name__} with {other!r} ({type(other).__name__}) using "
+            f"{operator}: both sides must be termination conditions, e.g. MaxRounds(3) {operator} ScoreThreshold(85)"
+        )
+    return other
 
 
 def completed_round(message: BaseAgentEvent | BaseChatMessage) -> RoundCompleted | None:

@@ -26,7 +26,7 @@ class TokenBudget(MootCondition, Component[TokenBudgetConfig]):
 
     def __init__(self, max_tokens: int) -> None:
         super().__init__()
-        self.max_tokens = TokenBudgetConfig(max_tokens=max_tokens).max_tokens
+        self.max_tokens = self.configured(TokenBudgetConfig, max_tokens=max_tokens).max_tokens
         self.clear()
 
     def clear(self) -> None:
@@ -65,7 +65,7 @@ class WallClock(MootCondition, Component[WallClockConfig]):
 
     def __init__(self, seconds: float, clock: Callable[[], float] | None = None) -> None:
         super().__init__()
-        self.seconds = WallClockConfig(seconds=seconds).seconds
+        self.seconds = self.configured(WallClockConfig, seconds=seconds).seconds
         self._clock = clock or time.monotonic
         self.clear()
 

@@ -29,7 +29,7 @@ class Consensus(MootCondition, Component[ConsensusConfig]):
 
     def __init__(self, threshold: float = 1.0) -> None:
         super().__init__()
-        self.threshold = ConsensusConfig(threshold=threshold).threshold
+        self.threshold = self.configured(ConsensusConfig, threshold=threshold).threshold
 
     def check(self, message: BaseAgentEvent | BaseChatMessage) -> str | None:
         done = completed_round(message)

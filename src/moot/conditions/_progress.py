@@ -28,7 +28,7 @@ class NoProgress(MootCondition, Component[NoProgressConfig]):
 
     def __init__(self, window: int = 1) -> None:
         super().__init__()
-        self.window = NoProgressConfig(window=window).window
+        self.window = self.configured(NoProgressConfig, window=window).window
         self.clear()
 
     def clear(self) -> None:

@@ -6,7 +6,7 @@ from typing import Self
 
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core import Component
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from moot.conditions._base import MootCondition, completed_round
 
@@ -24,7 +24,7 @@ class MaxRounds(MootCondition, Component[MaxRoundsConfig]):
 
     def __init__(self, rounds: int) -> None:
         super().__init__()
-        self.rounds = MaxRoundsConfig(rounds=rounds).rounds
+        self.rounds = self.configured(MaxRoundsConfig, rounds=rounds).rounds
 
     def check(self, message: BaseAgentEvent | BaseChatMessage) -> str | None:
         done = completed_round(message)
@@ -44,6 +44,14 @@ class MaxRounds(MootCondition, Component[MaxRoundsConfig]):
 
 class ScoreThresholdConfig(BaseModel):
     threshold: float = Field(ge=0, le=100)
+    """On the critics' 0-100 scale: a fraction such as 0.85 is refused (it would accept every draft)."""
+
+    @field_validator("threshold")
+    @classmethod
+    def _not_a_fraction(cls, value: float) -> float:
+        if 0 < value < 1:
+            raise ValueError(f"scores are on a 0-100 scale; did you mean ScoreThreshold({value * 100:g})?")
+        return value
 
 
 class ScoreThreshold(MootCondition, Component[ScoreThresholdConfig]):
@@ -55,7 +63,7 @@ class ScoreThreshold(MootCondition, Component[ScoreThresholdConfig]):
 
     def __init__(self, threshold: float) -> None:
         super().__init__()
-        self.threshold = ScoreThresholdConfig(threshold=threshold).threshold
+        self.threshold = self.configured(ScoreThresholdConfig, threshold=threshold).threshold
 
     def check(self, message: BaseAgentEvent | BaseChatMessage) -> str | None:
         done = completed_round(message)
@@ -85,7 +93,7 @@ class NoImprovement(MootCondition, Component[NoImprovementConfig]):
 
     def __init__(self, patience: int, min_delta: float = 0.0) -> None:
         super().__init__()
-        config = NoImprovementConfig(patience=patience, min_delta=min_delta)
+        config = self.configured(NoImprovementConfig, patience=patience, min_delta=min_delta)
         self.patience, self.min_delta = config.patience, config.min_delta
         self.clear()
 

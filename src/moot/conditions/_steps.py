@@ -30,7 +30,7 @@ class MaxSteps(MootCondition, Component[MaxStepsConfig]):
 
     def __init__(self, steps: int) -> None:
         super().__init__()
-        self.steps = MaxStepsConfig(steps=steps).steps
+        self.steps = self.configured(MaxStepsConfig, steps=steps).steps
         self.clear()
 
     def clear(self) -> None:

@@ -51,6 +51,21 @@ class DebateConfig(BaseModel):
     seed: int = 0
 
 
+def checked_options(options: Sequence[str]) -> tuple[str, ...]:
+    """A closed answer set as given, or ConfigError: a lone string would otherwise become its letters."""
+    if isinstance(options, str):
+        raise ConfigError(
+            f"options must be a sequence of answers, e.g. options=('split', 'keep'), not the string {options!r}"
+        )
+    chosen = tuple(options)
+    bad = next((o for o in chosen if not isinstance(o, str) or not o.strip()), None)
+    if bad is not None:
+        raise ConfigError(f"options must be non-empty strings, got {bad!r} in {list(chosen)!r}")
+    if len(chosen) == 1 or len(set(chosen)) != len(chosen):
+        raise ConfigError(f"options must be at least two distinct answers (or none), got {list(chosen)!r}")
+    return chosen
+
+
 class Debate(MootTeam, Component[DebateConfig]):
     """Experts debate, an arbiter rules (see module docstring).
 
@@ -85,7 +100,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         super().__init__(name, description, stop if stop is not None else default_debate_stop())
         self.experts = checked_experts(experts, "debate")
         self.arbiter = arbiter
-        self.options = tuple(options)
+        self.options = checked_options(options)
         self.answer_pattern = answer_pattern
         self.seed = seed
         self.state = DebateState()
