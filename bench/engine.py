@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,7 +36,7 @@ from moot import ModelSpec, RoleAgent, role
 from moot.arbiters import Verdict
 from moot.models._embedded_client import grammar_schema
 from moot.models._engine_settings import EngineSettings
-from moot.models._local import model_path, shared_engine
+from moot.models._local import model_path, shared_engine, states_dir
 from moot.roles import Critique, Position
 from moot.roles._position import with_options
 from moot.scenario import load_scenario
@@ -46,9 +47,12 @@ BASELINE_REF = "9c77297"
 """The last release before this engine: llama.cpp's grammar, no kept states, one persona-first prompt per expert."""
 VARIANTS = {
     "new": EngineSettings(),
+    "new, cold disk": EngineSettings(),
     "legacy": EngineSettings.legacy(),
-    "new, no state cache": EngineSettings(state_cache_bytes=0),
+    "new, no state cache": EngineSettings(state_cache_bytes=0, disk_state_bytes=0),
 }
+"""``new`` runs as a user's second run does (system-prompt states on disk from earlier runs); ``new, cold
+disk`` as the first run on a machine (the disk states deleted just before)."""
 # Runs the command given after the output path and writes the peak RSS of that child alone: a child
 # forked from the benchmark's own large process would report the parent's pages as its peak.
 PEAK_RSS = (
@@ -129,28 +133,38 @@ def _decode_pair(engine: Any, messages: list[dict[str, str]], schema: dict[str, 
 
 # --------------------------------------------------------------- cache share
 async def cache_share() -> dict[str, Any]:
-    """Share of prompt tokens served from kept states over each scenario run to its full rounds."""
+    """Share of prompt tokens served from kept states over each scenario run to its full rounds.
+
+    Each scenario runs twice in a fresh context: with no state on disk (a machine's first run) and with
+    the system-prompt states the first run left there (every later run, whatever its task).
+    """
     engine = shared_engine(model_path(), EngineSettings.from_env())
     result = {}
     for name in FULL_ROUNDS:
-        team = full_rounds_team(name)
-        team.record = False
-        engine.reset_stats()
-        engine.forget_states()
-        await team.run(task=load_scenario(name).task)
-        stats = engine.stats
-        result[name] = {
-            "calls": stats.calls,
-            "prompt_tokens": stats.prompt_tokens,
-            "cached_prompt_tokens": stats.cached_prompt_tokens,
-            "share": stats.cached_share,
-            "restores": stats.restores,
-            "restore_s": stats.seconds_restoring,
-            "save_s": stats.seconds_saving,
-            "state_cache_mib": engine.state_cache_bytes / 2**20,
-            "per_call": list(stats.per_call),
-        }
+        for start in ("cold disk", "warm disk"):
+            result[f"{name}, {start}"] = await _cache_share_run(engine, name, forget_disk=start == "cold disk")
     return result
+
+
+async def _cache_share_run(engine: Any, name: str, forget_disk: bool) -> dict[str, Any]:
+    team = full_rounds_team(name)
+    team.record = False
+    engine.reset_stats()
+    engine.forget_states(disk=forget_disk)
+    await team.run(task=load_scenario(name).task)
+    stats = engine.stats
+    return {
+        "calls": stats.calls,
+        "prompt_tokens": stats.prompt_tokens,
+        "cached_prompt_tokens": stats.cached_prompt_tokens,
+        "share": stats.cached_share,
+        "restores": stats.restores,
+        "disk_restores": stats.disk_restores,
+        "restore_s": stats.seconds_restoring,
+        "save_s": stats.seconds_saving,
+        "state_cache_mib": engine.state_cache_bytes / 2**20,
+        "per_call": list(stats.per_call),
+    }
 
 
 # -------------------------------------------------------- end to end, memory
@@ -209,6 +223,8 @@ def end_to_end(repetitions: int = 2) -> dict[str, Any]:
                 for variant, settings in VARIANTS.items():
                     if variant == "new, no state cache" and name != "architecture_review":
                         continue
+                    if variant == "new, cold disk":
+                        shutil.rmtree(states_dir(model_path()), ignore_errors=True)
                     sample = _moot_run(script, settings.to_env(), Path(scratch))
                     runs[name].setdefault(variant, []).append(sample)
                 if release is not None:

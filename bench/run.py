@@ -130,17 +130,20 @@ def engine_md(d: dict[str, Any]) -> list[str]:
         )
     lines += [
         "",
-        "**Prompt-state cache** (counted inside the engine, default settings, cold cache at the start of each run):",
+        "**Prompt-state cache** (counted inside the engine, default settings; each run starts with nothing in "
+        "memory, with no state on disk (cold disk: a machine's first run) or with the system-prompt states an "
+        "earlier run left there (warm disk: every later run, whatever its task)):",
         "",
     ]
     lines += [
-        "| run | calls | prompt tokens | from cache | share | restores | restore + save s | states held |",
+        "| run | calls | prompt tokens | from cache | share | restores (from disk) | restore + save s | states held |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, c in d["cache_share"].items():
         lines.append(
             f"| {name} | {c['calls']} | {c['prompt_tokens']} | {c['cached_prompt_tokens']} | "
-            f"**{100 * c['share']:.0f}%** | {c['restores']} | {c['restore_s'] + c['save_s']:.2f} | "
+            f"**{100 * c['share']:.0f}%** | {c['restores']} ({c.get('disk_restores', 0)}) | "
+            f"{c['restore_s'] + c['save_s']:.2f} | "
             f"{c['state_cache_mib']:.0f} MiB |"
         )
     lines += [

@@ -222,9 +222,10 @@ def test_llama_cpp_grammars_are_compiled_before_sampling_so_none_crashes():
 
 
 def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_context(monkeypatch):
-    """The state cache on (prefixes restored) against each prompt evaluated from scratch.
+    """The state caches on (prefixes restored from memory, or system prompts from disk) against each prompt
+    evaluated from scratch.
 
-    Three roles alternate over one task, so every call after the first starts
+    Two roles alternate over one task, so every call after the first starts
     from a kept state. llama.cpp's sums depend on how a prompt is split into
     batches, so a restored prefix and a cold one differ by rounding, and two
     greedy replies may part at a near tie (seen in CI: "Args:" against
@@ -252,7 +253,7 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
         ("generator", task),
     ]
     seen: list[np.ndarray] = []
-    evaluate = _decode._evaluate_prompt
+    evaluate = _decode.evaluate_prompt
 
     def recording(llm, prompt):  # the distribution of the reply's first token, as the sampler sees it
         reused = evaluate(llm, prompt)
@@ -260,22 +261,30 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
         seen.append(logits.astype(np.float64) - np.logaddexp.reduce(logits.astype(np.float64)))
         return reused
 
-    monkeypatch.setattr(_decode, "_evaluate_prompt", recording)
+    monkeypatch.setattr(_decode, "evaluate_prompt", recording)
 
     def ask(role_name: str, text: str) -> tuple[int, int]:
         messages = [{"role": "system", "content": system[role_name]}, {"role": "user", "content": text}]
         usage = engine.create_chat_completion(messages, max_tokens=32, temperature=0.0)["usage"]
         return usage["prompt_tokens_details"]["cached_tokens"], usage["prompt_tokens"]
 
-    engine.forget_states()
+    engine.forget_states(disk=True)
     warm = [ask(r, t) for r, t in prompts]
     warm_logprobs, seen[:] = list(seen), []
+    from_disk = []
+    for r, t in prompts:  # a new process each time: only the system prompts' states kept on disk survive
+        engine.forget_states()
+        from_disk.append(ask(r, t))
+    disk_logprobs, seen[:] = list(seen), []
     cold = []
     for r, t in prompts:
-        engine.forget_states()
+        engine.forget_states(disk=True)
         cold.append(ask(r, t))
     cold_logprobs = list(seen)
     assert all(cached == 0 for cached, _ in cold)
+    for (role_name, _), (cached, _) in zip(prompts, from_disk, strict=True):  # the system prompt and its markup
+        content = len(engine.tokenize(system[role_name].encode()))
+        assert content < cached <= content + 8, (role_name, cached, content)
     # The second generator and critic calls start from their role's kept state, not the other role's live one.
     assert warm[2][0] > len(engine.tokenize(system["generator"].encode()))
     assert warm[3][0] > len(engine.tokenize((system["critic"] + task).encode()))
@@ -287,7 +296,8 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
         return float(np.max(np.abs(a[likely] - b[likely])))
 
     rounding = 0.1
-    for index, (w, c) in enumerate(zip(warm_logprobs, cold_logprobs, strict=True)):
+    pairs = [*zip(warm_logprobs, cold_logprobs, strict=True), *zip(disk_logprobs, cold_logprobs, strict=True)]
+    for index, (w, c) in enumerate(pairs):
         assert distance(w, c) < rounding, (index, distance(w, c))
         top_two = np.sort(c)[-2:]
         if top_two[1] - top_two[0] > 2 * rounding:  # not a near tie: greedy decoding picks the same token

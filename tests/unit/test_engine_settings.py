@@ -7,9 +7,14 @@ import os
 import pytest
 
 from moot.errors import ConfigError
-from moot.models._engine_settings import DEFAULT_STATE_CACHE_MB, EngineSettings, physical_cores
+from moot.models._engine_settings import (
+    DEFAULT_DISK_STATES_MB,
+    DEFAULT_STATE_CACHE_MB,
+    EngineSettings,
+    physical_cores,
+)
 
-VARIABLES = ("MOOT_LOCAL_GRAMMAR", "MOOT_LOCAL_STATE_CACHE_MB", "MOOT_LOCAL_THREADS", "MOOT_LOCAL_MACHINE_LOCK")
+VARIABLES = (*EngineSettings().to_env(), "MOOT_LOCAL_THREADS")
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +27,7 @@ def test_defaults_are_the_fast_paths():
     settings = EngineSettings.from_env()
     assert settings.grammar == "llguidance"
     assert settings.state_cache_bytes == DEFAULT_STATE_CACHE_MB << 20
+    assert settings.disk_state_bytes == DEFAULT_DISK_STATES_MB << 20
     assert settings.machine_lock is True
     assert settings.effective_threads == physical_cores()
 
@@ -31,14 +37,19 @@ def test_each_setting_switches_by_its_variable(monkeypatch):
     monkeypatch.setenv("MOOT_LOCAL_STATE_CACHE_MB", "0")
     monkeypatch.setenv("MOOT_LOCAL_THREADS", "3")
     monkeypatch.setenv("MOOT_LOCAL_MACHINE_LOCK", "0")
-    assert EngineSettings.from_env() == EngineSettings(
-        grammar="llama", state_cache_bytes=0, threads=3, machine_lock=False
+    monkeypatch.setenv("MOOT_LOCAL_DISK_STATES_MB", "16")
+    settings = EngineSettings(
+        grammar="llama", state_cache_bytes=0, disk_state_bytes=16 << 20, threads=3, machine_lock=False
     )
+    assert EngineSettings.from_env() == settings
+    for name, value in settings.to_env().items():
+        monkeypatch.setenv(name, value)
+    assert EngineSettings.from_env() == settings  # a child process gets the same settings
 
 
 def test_legacy_is_what_moot_did_before():
     legacy = EngineSettings.legacy()
-    assert (legacy.grammar, legacy.state_cache_bytes) == ("llama", 0)
+    assert (legacy.grammar, legacy.state_cache_bytes, legacy.disk_state_bytes) == ("llama", 0, 0)
     assert legacy.threads == max(1, min(4, os.cpu_count() or 1))
 
 
@@ -48,6 +59,7 @@ def test_legacy_is_what_moot_did_before():
         ("MOOT_LOCAL_GRAMMAR", "outlines", "valid: llguidance, llama"),
         ("MOOT_LOCAL_STATE_CACHE_MB", "-1", "an integer >= 0"),
         ("MOOT_LOCAL_STATE_CACHE_MB", "lots", "an integer >= 0"),
+        ("MOOT_LOCAL_DISK_STATES_MB", "-5", "an integer >= 0"),
         ("MOOT_LOCAL_THREADS", "0", "an integer >= 1"),
         ("MOOT_LOCAL_MACHINE_LOCK", "yes", "valid: 0 or 1"),
     ],

@@ -24,7 +24,7 @@ from llama_cpp import llama_cpp as native
 from moot.models._guided import JsonMask
 from moot.models._state_cache import common_prefix
 
-__all__ = ["Generation", "NgramLookup", "generate"]
+__all__ = ["Generation", "NgramLookup", "evaluate_prompt", "generate"]
 
 MAX_GUESS = 12
 
@@ -85,7 +85,7 @@ def generate(
     lookahead: bool = True,
 ) -> Generation:
     """Decode a reply to ``prompt`` (whose prefix may already be in the KV cache) until an end token or the cap."""
-    reused = _evaluate_prompt(llm, prompt)
+    reused = evaluate_prompt(llm, prompt)
     llm.set_seed(seed if seed is not None else random.Random(llm._seed).randint(0, 2**32))
     sampler = llm._init_sampler(
         temp=temperature, logits_processor=LogitsProcessorList([mask]) if mask else None, grammar=grammar
@@ -114,7 +114,7 @@ def generate(
             return result
 
 
-def _evaluate_prompt(llm: Llama, prompt: list[int]) -> int:
+def evaluate_prompt(llm: Llama, prompt: list[int]) -> int:
     """Keep the KV cells the prompt shares with the live context; evaluate the rest (at least its last token).
 
     Returns how many prompt tokens were kept rather than evaluated.

@@ -6,6 +6,8 @@ side; :meth:`EngineSettings.legacy` is exactly what moot did before them.
 
     MOOT_LOCAL_GRAMMAR          llguidance (default) | llama
     MOOT_LOCAL_STATE_CACHE_MB   byte cap of the prompt-state cache; 0 turns it off (default 384)
+    MOOT_LOCAL_DISK_STATES_MB   byte cap of the system-prompt states kept on disk for later processes;
+                                0 turns them off (default 256)
     MOOT_LOCAL_LOOKAHEAD        1 (default): guess tokens ahead (grammar-forced, prompt lookup) and verify
                                 them in one batch; 0: one token per step
     MOOT_LOCAL_THREADS          decode threads (default: the physical cores this process may use)
@@ -26,6 +28,7 @@ __all__ = ["GRAMMARS", "EngineSettings", "physical_cores"]
 Grammar = Literal["llguidance", "llama"]
 GRAMMARS: tuple[str, ...] = ("llguidance", "llama")
 DEFAULT_STATE_CACHE_MB = 384
+DEFAULT_DISK_STATES_MB = 256
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class EngineSettings:
     candidate of the 151k vocabulary at every step and halves generation speed."""
     state_cache_bytes: int = DEFAULT_STATE_CACHE_MB << 20
     """Cap on the KV states kept for prompt reuse across roles (LRU); 0 keeps only the live one."""
+    disk_state_bytes: int = DEFAULT_DISK_STATES_MB << 20
+    """Cap on the system-prompt states kept on disk for reuse across processes (LRU); 0 keeps none."""
     lookahead: bool = True
     """Guess the next tokens (forced by the grammar, or copied from the prompt) and verify them in one batch."""
     threads: int | None = None
@@ -56,6 +61,9 @@ class EngineSettings:
         megabytes = _int_env("MOOT_LOCAL_STATE_CACHE_MB", minimum=0)
         if megabytes is not None:
             settings = replace(settings, state_cache_bytes=megabytes << 20)
+        disk = _int_env("MOOT_LOCAL_DISK_STATES_MB", minimum=0)
+        if disk is not None:
+            settings = replace(settings, disk_state_bytes=disk << 20)
         threads = _int_env("MOOT_LOCAL_THREADS", minimum=1)
         if threads is not None:
             settings = replace(settings, threads=threads)
@@ -69,14 +77,21 @@ class EngineSettings:
 
     @classmethod
     def legacy(cls) -> EngineSettings:
-        """What moot did before: llama.cpp's grammar, no state cache, one token per step, min(4, CPUs) threads."""
-        return cls(grammar="llama", state_cache_bytes=0, lookahead=False, threads=max(1, min(4, os.cpu_count() or 1)))
+        """What moot did before: llama.cpp's grammar, no state caches, one token per step, min(4, CPUs) threads."""
+        return cls(
+            grammar="llama",
+            state_cache_bytes=0,
+            disk_state_bytes=0,
+            lookahead=False,
+            threads=max(1, min(4, os.cpu_count() or 1)),
+        )
 
     def to_env(self) -> dict[str, str]:
         """The MOOT_LOCAL_* variables that make ``from_env`` return these settings (for a child process)."""
         env = {
             "MOOT_LOCAL_GRAMMAR": self.grammar,
             "MOOT_LOCAL_STATE_CACHE_MB": str(self.state_cache_bytes >> 20),
+            "MOOT_LOCAL_DISK_STATES_MB": str(self.disk_state_bytes >> 20),
             "MOOT_LOCAL_LOOKAHEAD": str(int(self.lookahead)),
             "MOOT_LOCAL_MACHINE_LOCK": str(int(self.machine_lock)),
         }

@@ -5,6 +5,9 @@ What it adds to llama-cpp-python (each measured in bench/RESULTS.md, section "en
 * prompt reuse across roles: the KV state after each call is kept in a
   byte-capped LRU (:mod:`moot.models._state_cache`); a call restores the state
   that shares the longest prefix with its prompt and evaluates only the rest;
+* prompt reuse across processes: the state after each system prompt is kept on
+  disk (:mod:`moot.models._disk_states`), so a new run's first call per role
+  starts after its system prompt;
 * constrained decoding with llguidance (:mod:`moot.models._guided`) instead of
   llama.cpp's grammar sampler, which scans the whole vocabulary per token;
 * guessed tokens verified in one batch (:mod:`moot.models._decode`): the
@@ -35,7 +38,8 @@ from llama_cpp import LlamaGrammar
 from llama_cpp import llama_cpp as native
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-from moot.models._decode import Generation, generate
+from moot.models._decode import Generation, evaluate_prompt, generate
+from moot.models._disk_states import DiskStates
 from moot.models._engine_settings import EngineSettings
 from moot.models._guided import GuidedJson
 from moot.models._llama_load import load_llama
@@ -61,6 +65,9 @@ class EngineStats:
     """Tokens the decoder guessed ahead (forced by the grammar or looked up in the prompt) and verified in a batch."""
     kept_guesses: int = 0
     restores: int = 0
+    """States loaded (from memory or disk) instead of evaluating their tokens."""
+    disk_restores: int = 0
+    """Of those, system-prompt states read from disk (kept by an earlier process or call)."""
     seconds_restoring: float = 0.0
     seconds_saving: float = 0.0
     per_call: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=256))
@@ -74,7 +81,7 @@ class EngineStats:
 class EmbeddedEngine:
     """A llama.cpp model with a prompt-state cache and fast constrained decoding; calls are serialised."""
 
-    def __init__(self, path: Path, settings: EngineSettings, lock_path: Path) -> None:
+    def __init__(self, path: Path, settings: EngineSettings, lock_path: Path, states_path: Path) -> None:
         threads = settings.effective_threads
         self.settings = settings
         self._llm = load_llama(
@@ -88,6 +95,7 @@ class EmbeddedEngine:
         self._lock = threading.Lock()
         self._machine = MachineLock(lock_path) if settings.machine_lock else None
         self._states = PrefixStateCache(settings.state_cache_bytes) if settings.state_cache_bytes else None
+        self._disk = DiskStates(states_path, settings.disk_state_bytes) if settings.disk_state_bytes else None
         self._formatter = self._chat_formatter()
         self._guided: GuidedJson | None = None
         self.stats = EngineStats()
@@ -109,9 +117,11 @@ class EmbeddedEngine:
         formatted = self._formatter(messages=messages)
         prompt = self._llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
         schema = (response_format or {}).get("schema")
+        system = self._system_length(messages, prompt)
         with self._lock, self._machine or contextlib.nullcontext():
-            self._restore_best(prompt)
             started = time.perf_counter()
+            self._restore_best(prompt)
+            evaluated = self._reuse_system_prompt(prompt[:system])
             generation = generate(
                 self._llm,
                 prompt,
@@ -124,6 +134,7 @@ class EmbeddedEngine:
             seconds = time.perf_counter() - started
             self._remember()
             text = self._llm.detokenize(generation.tokens).decode("utf-8", errors="ignore")
+        generation.reused_prompt_tokens -= evaluated  # evaluated here, before generate saw them as kept
         return self._chat_response(text, generation, len(prompt), seconds)
 
     def tokenize(self, data: bytes) -> list[int]:
@@ -139,11 +150,16 @@ class EmbeddedEngine:
     def reset_stats(self) -> None:
         self.stats = EngineStats()
 
-    def forget_states(self) -> None:
-        """Drop every kept state and the live context: the next call evaluates its prompt from scratch."""
+    def forget_states(self, disk: bool = False) -> None:
+        """Drop every kept state and the live context: the next call evaluates its prompt from scratch.
+
+        ``disk`` also deletes the system-prompt states kept on disk for later processes.
+        """
         with self._lock:
             if self._states is not None:
                 self._states.clear()
+            if disk and self._disk is not None:
+                self._disk.clear()
             self._llm.reset()
             self._llm._ctx.kv_cache_clear()
 
@@ -201,33 +217,69 @@ class EmbeddedEngine:
             return
         live = common_prefix(self._live_tokens(), np.asarray(prompt, dtype=np.int32))
         found = self._states.best(prompt, better_than=live)
-        if found is None:
-            return
-        state, _ = found
+        if found is not None:
+            self._load(found[0].tokens, found[0].data)
+
+    def _reuse_system_prompt(self, system: list[int]) -> int:
+        """Start from the disk's state of this system prompt, or evaluate it and keep it there.
+
+        Returns how many tokens were evaluated here (they are not cache hits).
+        """
+        if self._disk is None or not system:
+            return 0
+        live = common_prefix(self._live_tokens(), np.asarray(system, dtype=np.int32))
+        if live >= len(system):
+            return 0
+        found = self._disk.best(system, better_than=live)
+        if found is not None and self._load(found[0], found[1]):
+            live = found[2]
+            self.stats.disk_restores += 1
+            if live >= len(system):
+                return 0
+        kept = evaluate_prompt(self._llm, system)
+        started = time.perf_counter()
+        self._disk.put(system, self._live_state())
+        self.stats.seconds_saving += time.perf_counter() - started
+        return len(system) - kept
+
+    def _load(self, tokens: np.ndarray, data: bytes) -> bool:
+        """Make ``data`` (the KV cells after ``tokens``) the live context; False (and a reset) if llama.cpp refuses."""
         started = time.perf_counter()
         ctx = self._llm._ctx.ctx
         self._llm._ctx.kv_cache_clear()
-        buffer = (ctypes.c_uint8 * len(state.data)).from_buffer_copy(state.data)
-        if native.llama_state_seq_set_data(ctx, buffer, len(state.data), _SEQUENCE) == 0:
+        buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if native.llama_state_seq_set_data(ctx, buffer, len(data), _SEQUENCE) == 0:
             self._llm.reset()
-            return
-        n = len(state.tokens)
-        self._llm.input_ids[:n] = state.tokens
+            return False
+        n = len(tokens)
+        self._llm.input_ids[:n] = tokens
         self._llm.n_tokens = n
         self.stats.restores += 1
         self.stats.seconds_restoring += time.perf_counter() - started
+        return True
 
     def _remember(self) -> None:
         """Keep the live state (prompt plus reply) for a later call that starts the same way."""
         if self._states is None or self._llm.n_tokens == 0:
             return
         started = time.perf_counter()
+        self._states.put(self._live_tokens(), self._live_state())
+        self.stats.seconds_saving += time.perf_counter() - started
+
+    def _live_state(self) -> bytes:
         ctx = self._llm._ctx.ctx
         size = native.llama_state_seq_get_size(ctx, _SEQUENCE)
         buffer = (ctypes.c_uint8 * size)()
         written = native.llama_state_seq_get_data(ctx, buffer, size, _SEQUENCE)
-        self._states.put(self._live_tokens(), ctypes.string_at(buffer, written))
-        self.stats.seconds_saving += time.perf_counter() - started
+        return ctypes.string_at(buffer, written)
+
+    def _system_length(self, messages: list[dict[str, Any]], prompt: list[int]) -> int:
+        """How many of ``prompt``'s tokens render its leading system message (0 without one)."""
+        if self._disk is None or not messages or messages[0].get("role") != "system":
+            return 0
+        alone = self._formatter(messages=messages[:1])
+        tokens = self._llm.tokenize(alone.prompt.encode("utf-8"), add_bos=not alone.added_special, special=True)
+        return common_prefix(np.asarray(tokens, dtype=np.int32), np.asarray(prompt, dtype=np.int32))
 
     # ---------------------------------------------------------------- helpers
     def _chat_formatter(self) -> Jinja2ChatFormatter:

@@ -101,6 +101,14 @@ def lock_path() -> Path:
     return cache_dir() / "embedded-model.lock"
 
 
+def states_dir(path: Path) -> Path:
+    """Where system-prompt states of the model at ``path`` are kept: one folder per model and llama.cpp build,
+    since a state is only valid for the weights and the KV layout that wrote it."""
+    import llama_cpp
+
+    return cache_dir() / "states" / f"{path.stem}-llama-cpp-{llama_cpp.__version__}"
+
+
 def shared_engine(path: Path, settings: EngineSettings | None = None) -> EmbeddedEngine:
     """The process's engine for ``path`` and ``settings`` (from the environment by default), loaded once."""
     _require_engine()
@@ -110,7 +118,7 @@ def shared_engine(path: Path, settings: EngineSettings | None = None) -> Embedde
     with _ENGINES_LOCK:
         key = (path, settings)
         if key not in _ENGINES:
-            _ENGINES[key] = EmbeddedEngine(path, settings, lock_path())
+            _ENGINES[key] = EmbeddedEngine(path, settings, lock_path(), states_dir(path))
         return _ENGINES[key]
 
 

@@ -1,0 +1,150 @@
+"""KV states of system prompts kept on disk, so a new process does not evaluate them again.
+
+Every moot process starts its roles with the same few system prompts (the
+debate rules, the arbiter's, the critic's, each with its schema), hundreds of
+tokens each, whatever the task. The in-memory cache
+(:mod:`moot.models._state_cache`) dies with the process, so each run paid
+for them again on its first call per role. Here the state after a system
+prompt is written once per model build and read back by later processes: a
+few MiB per prompt, read in milliseconds where evaluating it takes seconds on
+CPU.
+
+Only system-prompt prefixes are stored (task text and replies stay in RAM):
+they are shared by every run, so the folder stays small and its entries stay
+useful. Files are written atomically and evicted least recently used beyond a
+byte cap; a file that cannot be read is deleted and treated as a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from moot.models._state_cache import common_prefix
+
+__all__ = ["DiskStates"]
+
+_TOKENS = ".tokens"
+_KV = ".kv"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    key: str
+    tokens: np.ndarray
+
+
+class DiskStates:
+    """A folder of (tokens, KV state) pairs, looked up by longest shared prefix, capped at ``capacity_bytes``."""
+
+    def __init__(self, folder: Path, capacity_bytes: int) -> None:
+        self.folder = folder
+        self.capacity_bytes = capacity_bytes
+        self._index: dict[str, _Entry] | None = None
+
+    def best(self, prompt: list[int] | np.ndarray, better_than: int = 0) -> tuple[np.ndarray, bytes, int] | None:
+        """The stored state sharing the longest prefix with ``prompt`` (tokens, data, shared), if longer."""
+        tokens = np.asarray(prompt, dtype=np.int32)
+        found: tuple[_Entry, int] | None = None
+        for entry in self._entries().values():
+            shared = common_prefix(entry.tokens, tokens)
+            if shared > (found[1] if found else better_than):
+                found = (entry, shared)
+        if found is None:
+            return None
+        entry, shared = found
+        try:
+            data = (self.folder / f"{entry.key}{_KV}").read_bytes()
+            os.utime(self.folder / f"{entry.key}{_KV}")
+        except OSError:
+            self._forget(entry.key)
+            return None
+        return entry.tokens, data, shared
+
+    def has(self, tokens: list[int] | np.ndarray) -> bool:
+        return _key(np.asarray(tokens, dtype=np.int32)) in self._entries()
+
+    def put(self, tokens: list[int] | np.ndarray, data: bytes) -> bool:
+        """Store one state (atomically); False when it alone exceeds the cap or the folder is not writable."""
+        array = np.asarray(tokens, dtype=np.int32)
+        if len(data) + array.nbytes > self.capacity_bytes:
+            return False
+        key = _key(array)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            _write(self.folder / f"{key}{_KV}", data)  # the data first: an entry is its tokens file
+            _write(self.folder / f"{key}{_TOKENS}", array.tobytes())
+        except OSError:
+            return False
+        self._entries()[key] = _Entry(key, array)
+        self._evict()
+        return True
+
+    def clear(self) -> None:
+        for key in list(self._entries()):
+            self._forget(key)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(size for _, size, _ in self._files())
+
+    # ---------------------------------------------------------------- helpers
+    def _entries(self) -> dict[str, _Entry]:
+        if self._index is None:
+            self._index = {}
+            for path in sorted(self.folder.glob(f"*{_TOKENS}")) if self.folder.is_dir() else ():
+                try:
+                    tokens = np.frombuffer(path.read_bytes(), dtype=np.int32)
+                except (OSError, ValueError):
+                    continue
+                if tokens.size and (path.with_suffix(_KV)).exists():
+                    self._index[path.stem] = _Entry(path.stem, tokens)
+        return self._index
+
+    def _files(self) -> list[tuple[float, int, str]]:
+        """(last use, bytes, key) of every stored entry."""
+        files = []
+        for key in list(self._entries()):
+            try:
+                stat = (self.folder / f"{key}{_KV}").stat()
+            except OSError:
+                self._forget(key)
+                continue
+            files.append((stat.st_mtime, stat.st_size + self._entries()[key].tokens.nbytes, key))
+        return files
+
+    def _evict(self) -> None:
+        files = sorted(self._files())
+        total = sum(size for _, size, _ in files)
+        for _, size, key in files:
+            if total <= self.capacity_bytes:
+                break
+            self._forget(key)
+            total -= size
+
+    def _forget(self, key: str) -> None:
+        if self._index is not None:
+            self._index.pop(key, None)
+        for suffix in (_TOKENS, _KV):
+            (self.folder / f"{key}{suffix}").unlink(missing_ok=True)
+
+
+def _key(tokens: np.ndarray) -> str:
+    return hashlib.sha256(tokens.tobytes()).hexdigest()[:32]
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder, so a reader never sees half a state."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".partial")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
