@@ -11,20 +11,23 @@ import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from autogen_agentchat.base import TaskResult
 from rich.console import Console
 
 from moot._redact import redact
-from moot.console import render_calls, render_message, render_result, render_run, runs_table
+from moot.arbiters import load_arbiter
+from moot.catalog import Entry, entries
+from moot.console import catalog_table, render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
 from moot.harness._cli import compare
 from moot.inspect import RunView, TurnCalls, completed_rounds, model_calls, prompts_document, run_view
-from moot.scenario import Scenario, find_scenario, load_scenario
+from moot.roles import known_roles, role, role_origin
+from moot.scenario import SCRIPT_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
-from moot.teams import ConsoleFeedback, HumanInTheLoop, PlannerExecutor
+from moot.teams import ConsoleFeedback, HumanInTheLoop, PlannerExecutor, load_preset
 from moot.teams._base import MootTeam
 from moot.tools import ConsoleApprover
 
@@ -42,6 +45,16 @@ ModelOption = Annotated[
     ),
 ]
 TaskOption = Annotated[str | None, typer.Option("--task", help="Replace the scenario's task text.")]
+TaskFileOption = Annotated[
+    Path | None, typer.Option("--task-file", help="Read the task from a file (your own code or document).")
+]
+RolesOption = Annotated[
+    str | None,
+    typer.Option("--roles", help="Team presets: the participants by role name, e.g. architect,ops,security."),
+]
+ArbiterOption = Annotated[
+    str | None, typer.Option("--arbiter", help="Team presets: the arbiter by name (see moot arbiters).")
+]
 
 
 PauseOption = Annotated[
@@ -64,18 +77,36 @@ def fail(message: str) -> typer.Exit:
 
 @app.command()
 def run(
-    scenario: Annotated[str, typer.Argument(help="Scenario name (see scenarios/) or path to a scenario script.")],
+    scenario: Annotated[
+        str, typer.Argument(help="A scenario or team preset, by name (moot scenarios, moot teams) or path.")
+    ],
     model: ModelOption = [],  # noqa: B006 - typer reads the default
     task: TaskOption = None,
+    task_file: TaskFileOption = None,
+    roles: RolesOption = None,
+    arbiter: ArbiterOption = None,
     store: StoreOption = None,
     pause_at: PauseOption = [],  # noqa: B006
 ) -> None:
-    """Run a scenario, printing the transcript live and then the result."""
+    """Run a scenario, or a team preset on a task, printing the transcript live and then the result."""
     try:
-        loaded = load_scenario(scenario)
+        names = [r.strip() for r in roles.split(",") if r.strip()] if roles else []
+        loaded = load_scenario(scenario).compose(names, arbiter)
+        text = _task_text(task, task_file)
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    run_scenario(loaded, model, task, store=store, reference=scenario, pause_at=pause_at)
+    run_scenario(loaded, model, text, store=store, pause_at=pause_at)
+
+
+def _task_text(task: str | None, task_file: Path | None) -> str | None:
+    if task is not None and task_file is not None:
+        raise ConfigError("give --task or --task-file, not both")
+    if task_file is None:
+        return task
+    try:
+        return task_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read --task-file {task_file}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 @app.command()
@@ -90,8 +121,8 @@ def resume(
     """Continue a run that was killed or interrupted, from its last checkpoint (never one a live process drives)."""
     try:
         record = _resumable(RunStore.shared(store), run_id, last)
-        loaded = load_scenario(record.scenario or "")
         options = record.options
+        loaded = load_scenario(record.scenario or "").compose(options.get("roles", []), options.get("arbiter"))
         team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
         resumable_state(RunStore.shared(store), record.id)
         RunStore.shared(store).acquire(record.id)  # refused while another live process drives it
@@ -216,12 +247,21 @@ def _build(
     if not isinstance(team, MootTeam):
         raise ConfigError(f"scenario {scenario.name} must build a moot team, got {type(team).__name__}")
     team.store_path = store  # the trace goes next to the store it belongs to, where moot show looks for it
+    options: dict[str, Any] = {"model_options": model_options, "pause_at": list(pause_at or [])}
+    if scenario.preset is not None:  # what moot resume needs to compose the same team again
+        options |= {"roles": list(scenario.preset.roles), "arbiter": _arbiter_name(scenario)}
     team.run_info = {
-        "models": {role: str(models.spec(role)) for role in scenario.roles},
-        "options": {"model_options": model_options, "pause_at": list(pause_at or [])},
+        "models": {name: str(models.spec(name)) for name in scenario.roles},
+        "options": options,
+        "scenario": str(scenario.source) if scenario.source is not None else scenario.name,
     }
     _attach_human(team, pause_at or [])
     return team
+
+
+def _arbiter_name(scenario: Scenario) -> str | None:
+    arbiter = scenario.preset.arbiter if scenario.preset is not None else None
+    return arbiter.name if arbiter is not None else None
 
 
 def _attach_human(team: MootTeam, pause_at: list[str]) -> None:
@@ -238,16 +278,16 @@ def run_scenario(
     task: str | None,
     *,
     store: str | None = None,
-    reference: str = "",
     pause_at: list[str] | None = None,
 ) -> TaskResult:
     """Resolve models, build the team (all bad input surfaces here, before any output), run it."""
     try:
+        if not (task or scenario.task).strip():
+            raise ConfigError(f"{scenario.name} has no task of its own; give --task TEXT or --task-file PATH")
         team = _build(scenario, model_options, store, pause_at)
         RunStore.shared(store)  # an unreadable store is bad input too: refuse before the run starts
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    team.run_info["scenario"] = str(find_scenario(reference).resolve()) if reference else scenario.name
     out.print(f"[bold]moot[/] running [cyan]{scenario.name}[/]: {scenario.description}")
     return asyncio.run(_render(team.run_stream(task=task or scenario.task), team))
 
@@ -282,9 +322,58 @@ def run_scenario_main(scenario: Scenario, argv: list[str]) -> None:
         store: StoreOption = None,
         pause_at: PauseOption = [],  # noqa: B006
     ) -> None:
-        run_scenario(scenario, model, task, store=store, reference=scenario.name, pause_at=pause_at)
+        run_scenario(scenario, model, task, store=store, pause_at=pause_at)
 
     command(args=argv, prog_name=f"{scenario.name}.py")
+
+
+# ------------------------------------------------------------------ the catalog
+def _described(kind: str, entry: Entry) -> str:
+    """An entry's description; loading it checks it, so a bad file fails the listing with its one line."""
+    if kind == "teams":
+        return load_preset(str(entry.path)).description
+    if kind == "arbiters":
+        return load_arbiter(entry.name).description
+    return load_scenario(str(entry.path)).description
+
+
+def _list(kind: Literal["roles", "teams", "arbiters", "scenarios"], as_json: bool) -> None:
+    try:
+        if kind == "roles":  # roles registered from code (custom_role, expert) are listed too
+            rows = [(name, role(name).description, role_origin(name)) for name in known_roles()]
+        else:
+            found = entries(kind, SCRIPT_SUFFIXES if kind == "scenarios" else (".yaml", ".yml"))
+            rows = [(name, _described(kind, entry), entry.origin) for name, entry in found.items()]
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        _print_json([{"name": n, "description": d, "origin": o} for n, d, o in rows])
+    else:
+        out.print(catalog_table(kind, rows))
+
+
+@app.command("roles")
+def list_roles(as_json: JsonOption = False) -> None:
+    """List the roles: name, description, and where each comes from (built-in, a file, or code)."""
+    _list("roles", as_json)
+
+
+@app.command("teams")
+def list_teams(as_json: JsonOption = False) -> None:
+    """List the team presets: name, description, and where each comes from."""
+    _list("teams", as_json)
+
+
+@app.command("arbiters")
+def list_arbiters(as_json: JsonOption = False) -> None:
+    """List the arbiters: name, description, and where each comes from."""
+    _list("arbiters", as_json)
+
+
+@app.command("scenarios")
+def list_scenarios(as_json: JsonOption = False) -> None:
+    """List the scenarios (scripts and YAML): name, description, and where each comes from."""
+    _list("scenarios", as_json)
 
 
 app.command()(compare)

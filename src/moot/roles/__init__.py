@@ -20,6 +20,7 @@ from moot.roles._registry import (
     known_roles,
     register_role,
     role,
+    role_origin,
 )
 from moot.roles._role import Role
 from moot.roles._test_critic import TestCritic, TestCriticConfig
@@ -54,4 +55,5 @@ __all__ = [
     "known_roles",
     "register_role",
     "role",
+    "role_origin",
 ]

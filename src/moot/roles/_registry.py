@@ -15,7 +15,7 @@ from moot.errors import ConfigError
 from moot.roles._role import Role, expert_role, persona_role
 from moot.roles._role_files import NAME_PATTERN, load_role_file
 
-__all__ = ["built_in_role", "custom_role", "expert", "known_roles", "register_role", "role"]
+__all__ = ["built_in_role", "custom_role", "expert", "known_roles", "register_role", "role", "role_origin"]
 
 _NAME = re.compile(NAME_PATTERN)
 _ROLES: dict[str, Role] = {}
@@ -43,6 +43,16 @@ def role(name: str) -> Role:
 
 def known_roles() -> list[str]:
     return sorted({*_ROLES, *entries("roles")})
+
+
+def role_origin(name: str) -> str:
+    """Where ``role(name)`` comes from: ``code``, ``built-in`` or the path of the project's file."""
+    if name in _ROLES:
+        return "code"
+    found = entries("roles").get(name)
+    if found is None:
+        raise ConfigError(f"unknown role {name!r}; known roles: {', '.join(known_roles())}")
+    return found.origin
 
 
 def built_in_role(name: str) -> Role:

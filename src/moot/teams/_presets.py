@@ -20,7 +20,7 @@ then an executor. A preset is data AutoGen tooling can read too:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -123,6 +123,16 @@ class TeamPreset:
         _check(chosen)
         return chosen
 
+    def with_options(self, options: Mapping[str, Any]) -> TeamPreset:
+        """This preset with some of its topology's options changed (a YAML scenario's ``options``)."""
+        if not options:
+            return self
+        model = type(self.options)
+        try:
+            return replace(self, options=model.model_validate({**self.options.model_dump(), **options}))
+        except ValidationError as exc:
+            raise ConfigError(_option_problem(exc, model, self.topology)) from None
+
     def stop(self) -> TerminationCondition | None:
         return parse_stop(self.termination) if self.termination else None
 
@@ -218,12 +228,16 @@ def _options(document: Document, spec: TeamFile) -> BaseModel:
     try:
         return model.model_validate(spec.options)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        valid = ", ".join(model.model_fields) or "none"
-        problem = f"unknown option {where!r}" if first["type"] == "extra_forbidden" else f"{where}: {first['msg']}"
-        loc = ["options", *first["loc"]]
-        raise document.error(f"options: {problem}; {spec.topology} options: {valid}", loc) from None
+        loc = ["options", *exc.errors()[0]["loc"]]
+        raise document.error(_option_problem(exc, model, spec.topology), loc) from None
+
+
+def _option_problem(exc: ValidationError, model: type[BaseModel], topology: str) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    valid = ", ".join(model.model_fields) or "none"
+    problem = f"unknown option {where!r}" if first["type"] == "extra_forbidden" else f"{where}: {first['msg']}"
+    return f"options: {problem}; {topology} options: {valid}"
 
 
 def _unknown_role(names: Sequence[str]) -> int:
