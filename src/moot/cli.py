@@ -25,7 +25,7 @@ from moot.errors import ConfigError
 from moot.harness._cli import compare
 from moot.inspect import RunView, TurnCalls, completed_rounds, model_calls, prompts_document, run_view
 from moot.roles import known_roles, role, role_origin
-from moot.scenario import SCRIPT_SUFFIXES, Scenario, load_scenario
+from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
 from moot.teams import ConsoleFeedback, HumanInTheLoop, PlannerExecutor, load_preset
 from moot.teams._base import MootTeam
@@ -342,7 +342,7 @@ def _list(kind: Literal["roles", "teams", "arbiters", "scenarios"], as_json: boo
         if kind == "roles":  # roles registered from code (custom_role, expert) are listed too
             rows = [(name, role(name).description, role_origin(name)) for name in known_roles()]
         else:
-            found = entries(kind, SCRIPT_SUFFIXES if kind == "scenarios" else (".yaml", ".yml"))
+            found = entries(kind, SCENARIO_SUFFIXES if kind == "scenarios" else (".yaml", ".yml"))
             rows = [(name, _described(kind, entry), entry.origin) for name, entry in found.items()]
     except ConfigError as exc:
         raise fail(str(exc)) from None

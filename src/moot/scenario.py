@@ -29,7 +29,7 @@ from moot.roles import known_roles, role
 from moot.teams import TeamPreset, load_preset
 
 __all__ = [
-    "SCRIPT_SUFFIXES",
+    "SCENARIO_SUFFIXES",
     "RoleModels",
     "Scenario",
     "ScenarioFile",
@@ -38,7 +38,7 @@ __all__ = [
     "parse_model_options",
 ]
 
-SCRIPT_SUFFIXES = (".py", ".yaml", ".yml")
+SCENARIO_SUFFIXES = (".py", ".yaml", ".yml")
 
 _ROLE_ASSIGNMENT = re.compile(r"^([a-z][a-z0-9_]*)=(.*)$", re.DOTALL)
 
@@ -163,17 +163,17 @@ def _from_preset(preset: TeamPreset, name: str, description: str, task: str, bas
 
 
 def known_scenarios() -> list[str]:
-    return list(entries("scenarios", SCRIPT_SUFFIXES))
+    return list(entries("scenarios", SCENARIO_SUFFIXES))
 
 
 def load_scenario(name_or_path: str) -> Scenario:
     """A scenario (script or YAML) or a team preset, by path or by name: scenarios first, then team presets."""
     path = Path(name_or_path)
-    if path.suffix in SCRIPT_SUFFIXES:
+    if path.suffix in SCENARIO_SUFFIXES:
         if not path.is_file():
             raise ConfigError(f"scenario file {name_or_path!r} does not exist")
         return _load_file(path)
-    found = entries("scenarios", SCRIPT_SUFFIXES).get(name_or_path)
+    found = entries("scenarios", SCENARIO_SUFFIXES).get(name_or_path)
     if found is not None:
         return _load_file(found.path)
     if name_or_path in entries("teams"):

@@ -337,3 +337,18 @@ async def test_the_weighted_vote_lets_one_sure_expert_outvote_two_unsure_ones():
     assert verdict.confidence == pytest.approx(0.95 / 1.65)
     assert verdict.rationale == "1 of 3 experts answered 'split' (summed confidence 0.95 of 1.65): architect."
     assert (await MajorityVote().rule("t", positions)).decision == "keep"
+
+
+def test_a_composed_run_resumes_with_the_same_roles_and_arbiter(project):
+    write(project / "roles" / "security.yaml", SECURITY)
+    answers = {"architect": "split", "ops": "keep", "security": "defer"}  # no consensus: round 1 pauses
+    model = ScriptedModel({name: [make_position(a)] for name, a in answers.items()}, "cat")
+    with model:
+        args = ["--roles", "architect,ops,security", "--arbiter", "weighted_vote", "--pause-at", "round"]
+        code, out, _ = invoke("run", "expert_panel", "--task", "Split?", *args, "-m", "scripted:cat")
+        assert code == 0 and "suspended: waiting for feedback at round" in out, out
+        # The team is built again as composed (a 'business' expert would have no script: exit 2); with nobody
+        # at the terminal to answer the round's pause, the run waits there again.
+        code, out, err = invoke("resume", "--last")
+        assert (code, err) == (0, ""), out
+        assert "resuming run" in out and "suspended: waiting for feedback at round" in out

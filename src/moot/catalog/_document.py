@@ -102,8 +102,8 @@ def _problem(error: Any, model: type[BaseModel]) -> str:
     loc = [str(p) for p in error["loc"]]
     where = ".".join(loc)
     if error["type"] == "extra_forbidden":
-        valid = ", ".join(model.model_fields) if len(loc) == 1 else "see the documentation"
-        return f"unknown field {where!r}; valid fields: {valid}"
+        valid = f"; valid fields: {', '.join(model.model_fields)}" if len(loc) == 1 else ""
+        return f"unknown field {where!r}{valid}"
     if error["type"] == "missing":
         return f"missing field {where!r}"
     return f"{where}: {error['msg'][:1].lower()}{error['msg'][1:]}"
