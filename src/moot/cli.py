@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from autogen_agentchat.base import TaskResult
@@ -21,7 +21,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from moot._exit_codes import EXIT_CODES_HELP, FAILED, FINISHED, exit_code, refuse, say_error
-from moot.console import render_calls, render_message, render_result, render_run, runs_table
+from moot.arbiters import load_arbiter
+from moot.catalog import Entry, entries
+from moot.console import catalog_table, render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
 from moot.harness._cli import compare
 from moot.inspect import (
@@ -35,9 +37,10 @@ from moot.inspect import (
 )
 from moot.models import SPEC_FORM
 from moot.models._retry import refusal
-from moot.scenario import Scenario, find_scenario, load_scenario
+from moot.roles import known_roles, role, role_origin
+from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
-from moot.teams import ConsoleFeedback, HumanInTheLoop, PlannerExecutor
+from moot.teams import ConsoleFeedback, HumanInTheLoop, PlannerExecutor, load_preset
 from moot.teams._base import MootTeam
 from moot.tools import ConsoleApprover
 
@@ -59,6 +62,16 @@ ModelOption = Annotated[
     ),
 ]
 TaskOption = Annotated[str | None, typer.Option("--task", help="Replace the scenario's task text.")]
+TaskFileOption = Annotated[
+    Path | None, typer.Option("--task-file", help="Read the task from a file (your own code or document).")
+]
+RolesOption = Annotated[
+    str | None,
+    typer.Option("--roles", help="Team presets: the participants by role name, e.g. architect,ops,security."),
+]
+ArbiterOption = Annotated[
+    str | None, typer.Option("--arbiter", help="Team presets: the arbiter by name (see moot arbiters).")
+]
 
 
 PauseOption = Annotated[
@@ -76,18 +89,36 @@ def root() -> None:
 
 @app.command(epilog=EXIT_CODES_HELP)
 def run(
-    scenario: Annotated[str, typer.Argument(help="Scenario name (see scenarios/) or path to a scenario script.")],
+    scenario: Annotated[
+        str, typer.Argument(help="A scenario or team preset, by name (moot scenarios, moot teams) or path.")
+    ],
     model: ModelOption = [],  # noqa: B006 - typer reads the default
     task: TaskOption = None,
+    task_file: TaskFileOption = None,
+    roles: RolesOption = None,
+    arbiter: ArbiterOption = None,
     store: StoreOption = None,
     pause_at: PauseOption = [],  # noqa: B006
 ) -> None:
-    """Run a scenario, printing the transcript live and then the result."""
+    """Run a scenario, or a team preset on a task, printing the transcript live and then the result."""
     try:
-        loaded = load_scenario(scenario)
+        names = [r.strip() for r in roles.split(",") if r.strip()] if roles else []
+        loaded = load_scenario(scenario).compose(names, arbiter)
+        text = _task_text(task, task_file)
     except ConfigError as exc:
         raise refuse(str(exc)) from None
-    run_scenario(loaded, model, task, store=store, reference=scenario, pause_at=pause_at)
+    run_scenario(loaded, model, text, store=store, pause_at=pause_at)
+
+
+def _task_text(task: str | None, task_file: Path | None) -> str | None:
+    if task is not None and task_file is not None:
+        raise ConfigError("give --task or --task-file, not both")
+    if task_file is None:
+        return task
+    try:
+        return task_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read --task-file {task_file}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -104,8 +135,8 @@ def resume(
         opened = RunStore.shared(store)
         opened.check()
         record = _resumable(opened, run_id, last)
-        loaded = load_scenario(record.scenario or "")
         options = record.options
+        loaded = load_scenario(record.scenario or "").compose(options.get("roles", []), options.get("arbiter"))
         team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
         resumable_state(opened, record.id)
         opened.acquire(record.id)  # refused while another live process drives it
@@ -239,18 +270,27 @@ def _build(
     scenario: Scenario, model_options: list[str], store: str | None, pause_at: list[str] | None = None
 ) -> MootTeam:
     models = scenario.models(model_options)
-    for role in scenario.roles:  # a missing extra or key is refused before the team (or anything) is built
-        models.spec(role).check()
+    for name in scenario.roles:  # a missing extra or key is refused before the team (or anything) is built
+        models.spec(name).check()
     team = scenario.build_team(models)
     if not isinstance(team, MootTeam):
         raise ConfigError(f"scenario {scenario.name} must build a moot team, got {type(team).__name__}")
     team.store_path = store  # the trace goes next to the store it belongs to, where moot show looks for it
+    options: dict[str, Any] = {"model_options": model_options, "pause_at": list(pause_at or [])}
+    if scenario.preset is not None:  # what moot resume needs to compose the same team again
+        options |= {"roles": list(scenario.preset.roles), "arbiter": _arbiter_name(scenario)}
     team.run_info = {
-        "models": {role: str(models.spec(role)) for role in scenario.roles},
-        "options": {"model_options": model_options, "pause_at": list(pause_at or [])},
+        "models": {name: str(models.spec(name)) for name in scenario.roles},
+        "options": options,
+        "scenario": str(scenario.source) if scenario.source is not None else scenario.name,
     }
     _attach_human(team, pause_at or [])
     return team
+
+
+def _arbiter_name(scenario: Scenario) -> str | None:
+    arbiter = scenario.preset.arbiter if scenario.preset is not None else None
+    return arbiter.name if arbiter is not None else None
 
 
 def _attach_human(team: MootTeam, pause_at: list[str]) -> None:
@@ -267,7 +307,6 @@ def run_scenario(
     task: str | None,
     *,
     store: str | None = None,
-    reference: str = "",
     pause_at: list[str] | None = None,
 ) -> TaskResult:
     """Resolve models, build the team (all bad input surfaces here, before any output), run it.
@@ -275,11 +314,12 @@ def run_scenario(
     Exits with the run's code (see ``moot._exit_codes``) unless it finished.
     """
     try:
+        if not (task or scenario.task).strip():
+            raise ConfigError(f"{scenario.name} has no task of its own; give --task TEXT or --task-file PATH")
         team = _build(scenario, model_options, store, pause_at)
         RunStore.shared(store).check()  # a damaged or unwritable store is bad input: refuse before the banner
     except ConfigError as exc:
         raise refuse(str(exc)) from None
-    team.run_info["scenario"] = str(find_scenario(reference).resolve()) if reference else scenario.name
     out.print(f"[bold]moot[/] running [cyan]{scenario.name}[/]: {scenario.description}")
     return _drive(team.run_stream(task=task or scenario.task), team)
 
@@ -341,9 +381,58 @@ def run_scenario_main(scenario: Scenario, argv: list[str]) -> None:
         store: StoreOption = None,
         pause_at: PauseOption = [],  # noqa: B006
     ) -> None:
-        run_scenario(scenario, model, task, store=store, reference=scenario.name, pause_at=pause_at)
+        run_scenario(scenario, model, task, store=store, pause_at=pause_at)
 
     command(args=argv, prog_name=f"{scenario.name}.py")
+
+
+# ------------------------------------------------------------------ the catalog
+def _described(kind: str, entry: Entry) -> str:
+    """An entry's description; loading it checks it, so a bad file fails the listing with its one line."""
+    if kind == "teams":
+        return load_preset(str(entry.path)).description
+    if kind == "arbiters":
+        return load_arbiter(entry.name).description
+    return load_scenario(str(entry.path)).description
+
+
+def _list(kind: Literal["roles", "teams", "arbiters", "scenarios"], as_json: bool) -> None:
+    try:
+        if kind == "roles":  # roles registered from code (custom_role, expert) are listed too
+            rows = [(name, role(name).description, role_origin(name)) for name in known_roles()]
+        else:
+            found = entries(kind, SCENARIO_SUFFIXES if kind == "scenarios" else (".yaml", ".yml"))
+            rows = [(name, _described(kind, entry), entry.origin) for name, entry in found.items()]
+    except ConfigError as exc:
+        raise refuse(str(exc)) from None
+    if as_json:
+        _print_json([{"name": n, "description": d, "origin": o} for n, d, o in rows])
+    else:
+        out.print(catalog_table(kind, rows))
+
+
+@app.command("roles")
+def list_roles(as_json: JsonOption = False) -> None:
+    """List the roles: name, description, and where each comes from (built-in, a file, or code)."""
+    _list("roles", as_json)
+
+
+@app.command("teams")
+def list_teams(as_json: JsonOption = False) -> None:
+    """List the team presets: name, description, and where each comes from."""
+    _list("teams", as_json)
+
+
+@app.command("arbiters")
+def list_arbiters(as_json: JsonOption = False) -> None:
+    """List the arbiters: name, description, and where each comes from."""
+    _list("arbiters", as_json)
+
+
+@app.command("scenarios")
+def list_scenarios(as_json: JsonOption = False) -> None:
+    """List the scenarios (scripts and YAML): name, description, and where each comes from."""
+    _list("scenarios", as_json)
 
 
 app.command(epilog=EXIT_CODES_HELP)(compare)

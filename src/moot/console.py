@@ -127,8 +127,19 @@ def runs_table(records: list[RunRecord], rounds: Mapping[str, int] | None = None
     return table
 
 
+def catalog_table(kind: str, rows: list[tuple[str, str, str]]) -> Table:
+    """A catalog listing (``moot roles`` ...): name, description, and where each entry comes from."""
+    table = Table(title=kind, show_edge=False)
+    for column in ("name", "description", "from"):
+        table.add_column(column, overflow="fold", no_wrap=column == "name")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
 def scenario_name(record: RunRecord) -> str:
-    return (record.scenario or "-").rsplit("/", 1)[-1].removesuffix(".py")
+    name = (record.scenario or "-").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if name.endswith((".py", ".yaml", ".yml")) else name
 
 
 def usage_table(usage: Usage) -> Table:

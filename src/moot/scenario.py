@@ -1,36 +1,45 @@
-"""Scenarios: runnable scripts that build a team for a task.
+"""Scenarios: a task plus how to build the team that works on it.
 
-A scenario script (``scenarios/<name>.py``) defines ``SCENARIO = Scenario(...)``
-and ends with ``if __name__ == "__main__": SCENARIO.main()``, so it runs both
-as ``python scenarios/<name>.py`` and as ``moot run <name>``. The ``build``
-function receives the resolved model spec for each role it uses, so
-``--model ROLE=SPEC`` can give any role its own model.
+A scenario is either a script (``scenarios/<name>.py``) that defines
+``SCENARIO = Scenario(...)`` and ends with ``if __name__ == "__main__":
+SCENARIO.main()``, so it runs both as ``python scenarios/<name>.py`` and as
+``moot run <name>``; or a YAML file that names a team preset and a task
+(``team: expert_panel``, ``task: ...``). A team preset alone is runnable too,
+given a task. The ``build`` function receives the resolved model spec for
+each role it uses, so ``--model ROLE=SPEC`` can give any role its own model.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from autogen_agentchat.base import Team
+from pydantic import BaseModel, ConfigDict, Field
 
+from moot.catalog import entries, read_document
 from moot.errors import ConfigError
 from moot.models import ModelSpec
+from moot.roles import known_roles, role
+from moot.teams import TeamPreset, load_preset
 
 __all__ = [
+    "SCENARIO_SUFFIXES",
     "RoleModels",
     "Scenario",
-    "find_scenario",
+    "ScenarioFile",
     "known_scenarios",
     "load_scenario",
     "parse_model_options",
 ]
+
+SCENARIO_SUFFIXES = (".py", ".yaml", ".yml")
 
 _ROLE_ASSIGNMENT = re.compile(r"^([a-z][a-z0-9_]*)=(.*)$", re.DOTALL)
 
@@ -85,11 +94,17 @@ class Scenario:
     build: Callable[[RoleModels], Team]
     role_defaults: Mapping[str, str] = field(default_factory=dict)
     """Per-role spec overrides the scenario suggests (e.g. ``{"architect": "@0.9"}``); ``--model`` wins."""
+    preset: TeamPreset | None = None
+    """The team preset the scenario runs (YAML scenarios and presets), which ``compose`` may change."""
+    source: Path | None = None
+    """The file the scenario came from: what a stored run names, so ``moot resume`` finds it again."""
 
     def models(self, options: Sequence[str]) -> RoleModels:
-        """The models for this scenario's roles from ``--model`` options, over the scenario's defaults."""
+        """The models for this scenario's roles from ``--model`` options, over the scenario's and roles' defaults."""
         parsed = parse_model_options(options, self.roles)
-        defaults = {role: ModelSpec.parse(text) for role, text in self.role_defaults.items()}
+        defaults = {name: spec for name in self.roles if (spec := _role_model(name)) is not None}
+        for name, text in self.role_defaults.items():
+            defaults[name] = defaults.get(name, ModelSpec()).resolve(ModelSpec.parse(text))
         return RoleModels(parsed.base, parsed.overrides, defaults)
 
     def build_team(self, models: RoleModels) -> Team:
@@ -102,6 +117,21 @@ class Scenario:
         except Exception as exc:
             source = Path(self.build.__code__.co_filename) if hasattr(self.build, "__code__") else None
             raise ConfigError(f"scenario {self.name}: build() raised {_raised_in(exc, source)}") from None
+
+    def compose(self, roles: Sequence[str] = (), arbiter: str | None = None) -> Scenario:
+        """This scenario with other roles or another arbiter (``moot run --roles/--arbiter``)."""
+        if not roles and arbiter is None:
+            return self
+        if self.preset is None:
+            raise ConfigError(
+                f"--roles and --arbiter apply to team presets and YAML scenarios; {self.name} is a script"
+            )
+        return _from_preset(self.preset.with_parts(roles, arbiter), self.name, self.description, self.task, self)
+
+    @classmethod
+    def from_preset(cls, preset: TeamPreset) -> Scenario:
+        """A team preset as a scenario without a task of its own (``moot run PRESET --task ...``)."""
+        return _from_preset(preset, preset.name, preset.description, "", None)
 
     def main(self, argv: Sequence[str] | None = None) -> None:
         """Run this scenario as a script, with the same options as ``moot run``."""
@@ -117,44 +147,95 @@ def _raised_in(exc: BaseException, path: Path | None) -> str:
     return f"{text} (line {lines[-1]})" if lines else text
 
 
-BUILT_IN = Path(__file__).resolve().parent / "_catalog" / "scenarios"
-"""The scenarios moot ships: in a checkout a link to the repository's ``scenarios/``, in a wheel a copy."""
+class ScenarioFile(BaseModel):
+    """The fields of a YAML scenario: a team preset and a task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    description: str = Field(min_length=1)
+    team: str
+    """A team preset's name (see ``moot teams``)."""
+    task: str = Field(min_length=1)
+    roles: list[str] = []
+    """Other participants than the preset's, by role name."""
+    arbiter: str | None = None
+    models: dict[str, str] = {}
+    """Per-role default model specs (``architect: "@0.9"``); ``--model`` wins."""
+    options: dict[str, Any] = {}
+    """Changes to the preset's options (a debate's ``answers`` ...)."""
 
 
-def _search_dirs() -> list[Path]:
-    dirs = [Path.cwd() / "scenarios"]
-    if extra := os.environ.get("MOOT_SCENARIOS"):
-        dirs.extend(Path(p) for p in extra.split(os.pathsep) if p)
-    dirs.append(BUILT_IN)
-    unique: list[Path] = []
-    for directory in dirs:
-        if directory.is_dir() and directory.resolve() not in [u.resolve() for u in unique]:
-            unique.append(directory)
-    return unique
+def _role_model(name: str) -> ModelSpec | None:
+    """A role's own default spec layer, for a name that is a role (scripts may name agents that are not)."""
+    return role(name).model if name in known_roles() else None
+
+
+def _from_preset(preset: TeamPreset, name: str, description: str, task: str, base: Scenario | None) -> Scenario:
+    def build(models: RoleModels) -> Team:
+        return preset.build(models.spec)
+
+    defaults = base.role_defaults if base is not None else {}
+    return Scenario(
+        name, description, task, preset.participants, build, defaults, preset, base.source if base else preset.path
+    )
 
 
 def known_scenarios() -> list[str]:
-    names = {p.stem for d in _search_dirs() for p in d.glob("*.py") if not p.name.startswith("_")}
-    return sorted(names)
-
-
-def find_scenario(name_or_path: str) -> Path:
-    """A path to a script, or a scenario name looked up in ./scenarios, $MOOT_SCENARIOS, then the built-ins."""
-    path = Path(name_or_path)
-    if path.suffix == ".py":
-        if path.is_file():
-            return path
-        raise ConfigError(f"scenario file {name_or_path!r} does not exist")
-    for directory in _search_dirs():
-        candidate = directory / f"{name_or_path}.py"
-        if candidate.is_file():
-            return candidate
-    available = ", ".join(known_scenarios()) or "none found"
-    raise ConfigError(f"unknown scenario {name_or_path!r}; available: {available}")
+    return list(entries("scenarios", SCENARIO_SUFFIXES))
 
 
 def load_scenario(name_or_path: str) -> Scenario:
-    path = find_scenario(name_or_path)
+    """A scenario (script or YAML) or a team preset, by path or by name: scenarios first, then team presets."""
+    path = Path(name_or_path)
+    if path.suffix in SCENARIO_SUFFIXES:
+        if not path.is_file():
+            raise ConfigError(f"scenario file {name_or_path!r} does not exist")
+        return _load_file(path)
+    found = entries("scenarios", SCENARIO_SUFFIXES).get(name_or_path)
+    if found is not None:
+        return _load_file(found.path)
+    if name_or_path in entries("teams"):
+        return Scenario.from_preset(load_preset(name_or_path))
+    available = ", ".join(known_scenarios()) or "none found"
+    raise ConfigError(f"unknown scenario {name_or_path!r}; available: {available} (or a team preset: moot teams)")
+
+
+def _load_file(path: Path) -> Scenario:
+    if path.suffix == ".py":
+        return replace(_load_script(path), source=path.resolve())
+    document = read_document(path)
+    if "topology" in document.data:  # a team preset file given by path
+        return Scenario.from_preset(load_preset(str(path)))
+    spec = document.validate(ScenarioFile)
+    try:
+        preset = load_preset(spec.team)
+    except ConfigError as exc:
+        raise document.error(f"team: {exc}", ["team"]) from None
+    try:
+        preset = preset.with_options(spec.options)
+    except ConfigError as exc:
+        raise document.error(str(exc), ["options"]) from None
+    for name, text in spec.models.items():
+        try:
+            ModelSpec.parse(text)
+        except ValueError as exc:
+            raise document.error(f"models: {exc}", ["models", name]) from None
+    base = Scenario(spec.name, spec.description, spec.task.strip(), (), _no_build, spec.models, preset, path.resolve())
+    try:
+        return _from_preset(preset, spec.name, spec.description, spec.task.strip(), base).compose(
+            spec.roles, spec.arbiter
+        )
+    except ConfigError as exc:
+        field_name = "roles" if spec.roles else "arbiter"
+        raise document.error(str(exc), [field_name]) from None
+
+
+def _no_build(models: RoleModels) -> Team:
+    raise AssertionError("a YAML scenario builds its team from its preset")
+
+
+def _load_script(path: Path) -> Scenario:
     spec = importlib.util.spec_from_file_location(f"moot_scenario_{path.stem}", path)
     if spec is None or spec.loader is None:
         raise ConfigError(f"cannot load scenario file {path}")

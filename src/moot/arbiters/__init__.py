@@ -1,14 +1,18 @@
-"""Arbiters: the Verdict schema, the Arbiter protocol, majority vote, the program vote of a code debate,
-and answer normalisation."""
+"""Arbiters: the Verdict schema, the Arbiter protocol, majority and confidence-weighted votes, arbiter files,
+the program vote of a code debate, and answer normalisation."""
 
 from moot.arbiters._answers import agreement, modal_answer, normalise_answer
+from moot.arbiters._arbiter_files import VOTES, ArbiterSpec, known_arbiters, load_arbiter
 from moot.arbiters._majority import MajorityVote
 from moot.arbiters._programs import Candidate, Evidence, ProgramRuling, ProgramVote
 from moot.arbiters._protocol import Arbiter
 from moot.arbiters._verdict import ExpertAssessment, Verdict
+from moot.arbiters._weighted import WeightedVote
 
 __all__ = [
+    "VOTES",
     "Arbiter",
+    "ArbiterSpec",
     "Candidate",
     "Evidence",
     "ExpertAssessment",
@@ -16,7 +20,10 @@ __all__ = [
     "ProgramRuling",
     "ProgramVote",
     "Verdict",
+    "WeightedVote",
     "agreement",
+    "known_arbiters",
+    "load_arbiter",
     "modal_answer",
     "normalise_answer",
 ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from moot.arbiters._answers import modal_answer, normalise_answer
-from moot.arbiters._verdict import ExpertAssessment, Verdict
+from moot.arbiters._tally import vote_verdict
+from moot.arbiters._verdict import Verdict
 from moot.roles._position import Position
 
 __all__ = ["MajorityVote"]
@@ -28,26 +29,7 @@ class MajorityVote:
         tied = {normalise_answer(a) for a in answers if _count(answers, a) == top}
         weight = {a: sum(p.confidence for _, p in positions if normalise_answer(p.answer) == a) for a in tied}
         winner = max(sorted(tied), key=lambda a: weight[a])
-        backers = [n for n, p in positions if normalise_answer(p.answer) == winner]
-        shown = next(p.answer for _, p in positions if normalise_answer(p.answer) == winner)
-        # Answers may be as long as a Position allows: every text is clipped to the Verdict's caps, so the
-        # ruling never fails on what the experts legitimately said.
-        return Verdict(
-            rationale=_clip(
-                f"{len(backers)} of {len(positions)} experts answered {shown!r}: {', '.join(backers)}.", 800
-            ),
-            assessments=[
-                ExpertAssessment(expert=_clip(n, 60), assessment=_clip(f"answered {p.answer!r}", 300))
-                for n, p in positions[:8]
-            ],
-            decision=shown,
-            dissent=[_clip(f"{n} answered {p.answer!r}", 400) for n, p in positions if n not in backers][:3],
-            confidence=len(backers) / len(positions),
-        )
-
-
-def _clip(text: str, cap: int) -> str:
-    return text if len(text) <= cap else text[: cap - 1] + "…"
+        return vote_verdict(positions, winner, top / len(positions))
 
 
 def _count(answers: Sequence[str], answer: str) -> int:

@@ -6,12 +6,15 @@ from moot.conditions._base import MootCondition
 from moot.conditions._bounds import RoundCap, bounded_stop
 from moot.conditions._budget import TokenBudget, WallClock
 from moot.conditions._consensus import Consensus
+from moot.conditions._expression import CONDITIONS, ExpressionError, parse_stop
 from moot.conditions._progress import NoProgress
 from moot.conditions._rounds import MaxRounds, NoImprovement, ScoreThreshold
 from moot.conditions._steps import MaxSteps
 
 __all__ = [
+    "CONDITIONS",
     "Consensus",
+    "ExpressionError",
     "MaxRounds",
     "MaxSteps",
     "MootCondition",
@@ -23,6 +26,7 @@ __all__ = [
     "WallClock",
     "bounded_stop",
     "default_stop",
+    "parse_stop",
 ]
 
 DEFAULT_TOKEN_BUDGET = 40_000

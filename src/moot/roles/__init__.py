@@ -5,7 +5,7 @@ from moot.roles._candidate import CandidateChoice
 from moot.roles._critique import Critique
 from moot.roles._plan import Plan, Step, StepResult, ToolCall
 from moot.roles._position import NUMBER, Opening, Position, Rebuttal
-from moot.roles._role import (
+from moot.roles._registry import (
     ARBITER,
     ARCHITECT,
     BUSINESS,
@@ -14,13 +14,15 @@ from moot.roles._role import (
     GENERATOR,
     OPS,
     PLANNER,
-    Role,
+    built_in_role,
     custom_role,
     expert,
     known_roles,
     register_role,
     role,
+    role_origin,
 )
+from moot.roles._role import Role
 from moot.roles._test_critic import TestCritic, TestCriticConfig
 
 __all__ = [
@@ -47,9 +49,11 @@ __all__ = [
     "TestCritic",
     "TestCriticConfig",
     "ToolCall",
+    "built_in_role",
     "custom_role",
     "expert",
     "known_roles",
     "register_role",
     "role",
+    "role_origin",
 ]

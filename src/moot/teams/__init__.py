@@ -16,7 +16,8 @@ from moot.teams._human import (
     HumanInTheLoop,
 )
 from moot.teams._plan_records import PlannedStep, PlannerExecutorResult, PlannerExecutorState, StepRecord
-from moot.teams._planner_executor import PlannerExecutor, default_planner_executor_stop
+from moot.teams._planner_executor import PlannerExecutor, PlannerExecutorConfig, default_planner_executor_stop
+from moot.teams._presets import TeamPreset, known_presets, load_preset
 from moot.teams._records import MootResult
 from moot.teams._reflection import Reflection, ReflectionConfig, ReflectionResult, ReflectionRound
 
@@ -43,6 +44,7 @@ __all__ = [
     "MootTeam",
     "PlannedStep",
     "PlannerExecutor",
+    "PlannerExecutorConfig",
     "PlannerExecutorResult",
     "PlannerExecutorState",
     "Reflection",
@@ -50,7 +52,10 @@ __all__ = [
     "ReflectionResult",
     "ReflectionRound",
     "StepRecord",
+    "TeamPreset",
     "default_code_debate_stop",
     "default_debate_stop",
     "default_planner_executor_stop",
+    "known_presets",
+    "load_preset",
 ]

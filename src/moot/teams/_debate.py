@@ -21,7 +21,7 @@ from autogen_agentchat.messages import BaseChatMessage, MessageFactory, Structur
 from autogen_core import CancellationToken, Component, ComponentBase, ComponentModel
 from pydantic import BaseModel
 
-from moot.arbiters import Arbiter, MajorityVote, Verdict, normalise_answer
+from moot.arbiters import VOTES, Arbiter, MajorityVote, Verdict, WeightedVote, normalise_answer
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted, message_factory
@@ -43,8 +43,8 @@ class DebateConfig(BaseModel):
     name: str
     description: str
     experts: list[ComponentModel]
-    arbiter: ComponentModel | Literal["majority_vote"]
-    """An LLM arbiter's agent, or ``majority_vote`` for MajorityVote (it has no configuration)."""
+    arbiter: ComponentModel | Literal["majority_vote", "weighted_vote"]
+    """An LLM arbiter's agent, or the name of a vote (MajorityVote, WeightedVote: they have no configuration)."""
     stop: ComponentModel | None = None
     options: list[str] = []
     answer_pattern: str | None = None
@@ -252,14 +252,14 @@ class Debate(MootTeam, Component[DebateConfig]):
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> DebateConfig:
-        if isinstance(self.arbiter, MajorityVote):
-            arbiter: ComponentModel | Literal["majority_vote"] = "majority_vote"
+        if isinstance(self.arbiter, MajorityVote | WeightedVote):
+            arbiter: ComponentModel | Literal["majority_vote", "weighted_vote"] = self.arbiter.name  # type: ignore[assignment]
         elif isinstance(self.arbiter, ComponentBase):
             arbiter = self.arbiter.dump_component()
         else:
             raise ConfigError(
                 f"arbiter {type(self.arbiter).__name__} cannot be saved as a component; "
-                "valid: a RoleAgent (LLM arbiter) or MajorityVote()"
+                "valid: a RoleAgent (LLM arbiter), MajorityVote() or WeightedVote()"
             )
         return DebateConfig(
             name=self.name,
@@ -274,7 +274,9 @@ class Debate(MootTeam, Component[DebateConfig]):
 
     @classmethod
     def _from_config(cls, config: DebateConfig) -> Self:
-        arbiter = MajorityVote() if config.arbiter == "majority_vote" else ChatAgent.load_component(config.arbiter)
+        arbiter = (
+            VOTES[config.arbiter]() if isinstance(config.arbiter, str) else ChatAgent.load_component(config.arbiter)
+        )
         return cls(
             [ChatAgent.load_component(e) for e in config.experts],  # type: ignore[misc]
             arbiter,  # type: ignore[arg-type]

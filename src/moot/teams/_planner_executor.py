@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
 from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
-from autogen_core import CancellationToken
-from pydantic import BaseModel, ValidationError
+from autogen_core import CancellationToken, Component, ComponentModel
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.conditions import MaxSteps, NoProgress, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError
@@ -50,9 +50,9 @@ from moot.teams._plan_records import (
     shown,
 )
 from moot.teams._records import add_usage, fingerprint
-from moot.tools import PermissionPolicy, Tool, ToolBox
+from moot.tools import PermissionPolicy, Rule, Tool, ToolBox, ToolSource
 
-__all__ = ["PlannerExecutor", "default_planner_executor_stop"]
+__all__ = ["PlannerExecutor", "PlannerExecutorConfig", "RuleConfig", "default_planner_executor_stop"]
 
 _HISTORY = 3
 
@@ -61,15 +61,41 @@ def default_planner_executor_stop() -> TerminationCondition:
     return MaxSteps(12) | NoProgress(1) | TokenBudget(40_000)
 
 
-class PlannerExecutor(MootTeam):
+class RuleConfig(BaseModel):
+    """A permission rule as data: its kind and the reason a denial gives (argument checks are code)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["allow", "ask", "deny"]
+    reason: str = ""
+
+
+class PlannerExecutorConfig(BaseModel):
+    name: str
+    description: str
+    planner: ComponentModel
+    executor: ComponentModel
+    tools: list[ToolSource]
+    rules: dict[str, RuleConfig] = {}
+    stop: ComponentModel | None = None
+    max_replans: int = 3
+
+
+class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
     """Planner + executor + tools behind a permission policy (see the module docstring).
 
     ``policy`` defaults to: side-effecting tools need approval (and with no
     approver attached are denied), the others are allowed. ``max_replans``
     bounds how often the plan is revised before the team gives up.
+    ``dump_component()`` saves tools made by moot's factories or from
+    importable functions, and rules without argument checks; the approver is
+    who is at hand when the team runs, so it is never saved.
     """
 
     _signals = frozenset({"steps"})
+
+    component_config_schema = PlannerExecutorConfig
+    component_provider_override = "moot.teams.PlannerExecutor"
 
     def __init__(
         self,
@@ -325,6 +351,42 @@ class PlannerExecutor(MootTeam):
 
     def _message_factory(self) -> MessageFactory:
         return message_factory()
+
+    # ----------------------------------------------------------------- config
+    def _to_config(self) -> PlannerExecutorConfig:
+        unsaved = [t.name for t in self.tools if t.source is None]
+        if unsaved:
+            raise ConfigError(
+                f"tools {', '.join(unsaved)} cannot be saved as a component; valid: moot's built-in tools "
+                "and tools from module-level functions (Tool.from_function)"
+            )
+        checked = [name for name, rule in self.policy.rules.items() if rule.checks]
+        if checked:
+            raise ConfigError(f"the rules for {', '.join(checked)} have argument checks, which cannot be saved")
+        return PlannerExecutorConfig(
+            name=self.name,
+            description=self.description,
+            planner=self.planner.dump_component(),
+            executor=self.executor.dump_component(),
+            tools=[t.source for t in self.tools if t.source is not None],
+            rules={name: RuleConfig(kind=r.kind, reason=r.reason) for name, r in self.policy.rules.items()},
+            stop=self._stop.dump_component() if self._stop is not None else None,
+            max_replans=self.max_replans,
+        )
+
+    @classmethod
+    def _from_config(cls, config: PlannerExecutorConfig) -> Self:
+        rules = {name: Rule(r.kind, (), r.reason) for name, r in config.rules.items()}
+        return cls(
+            ChatAgent.load_component(config.planner),
+            ChatAgent.load_component(config.executor),
+            tools=[source.build() for source in config.tools],
+            policy=PermissionPolicy(rules),
+            stop=TerminationCondition.load_component(config.stop) if config.stop else None,
+            max_replans=config.max_replans,
+            name=config.name,
+            description=config.description,
+        )
 
 
 def _content(agent: str, message: BaseChatMessage, asked: type[BaseModel]) -> BaseModel:

@@ -14,12 +14,13 @@ directory.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -32,6 +33,7 @@ __all__ = [
     "RunPythonArgs",
     "Tool",
     "ToolError",
+    "ToolSource",
     "WriteFileArgs",
     "builtin_tools",
     "read_file_tool",
@@ -53,6 +55,43 @@ class ToolError(Exception):
     """
 
 
+class ToolSource(BaseModel):
+    """How to make a tool again from JSON, so a team with tools round-trips as a component.
+
+    Either a built-in by name (``run_python`` with its sandbox limits, or a
+    file tool with its work directory) or an importable function
+    (``package.module:name``, made a tool as :meth:`Tool.from_function` does).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    builtin: Literal["run_python", "read_file", "write_file"] | None = None
+    work_dir: str | None = None
+    limits: SandboxLimits | None = None
+    function: str | None = None
+    side_effects: bool = False
+
+    def build(self) -> Tool:
+        if self.function is not None:
+            return Tool.from_function(_import_function(self.function), side_effects=self.side_effects)
+        if self.builtin == "run_python":
+            return run_python_tool(self.limits)
+        if self.builtin in ("read_file", "write_file") and self.work_dir is not None:
+            return (read_file_tool if self.builtin == "read_file" else write_file_tool)(self.work_dir)
+        raise ConfigError(f"tool source {self.model_dump(exclude_none=True)} names no tool; give builtin or function")
+
+
+def _import_function(path: str) -> Callable[..., Any]:
+    module, _, name = path.partition(":")
+    try:
+        found: Any = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError, ValueError):
+        raise ConfigError(f"cannot import tool function {path!r}; expected 'package.module:function'") from None
+    if not callable(found):
+        raise ConfigError(f"tool function {path!r} is not callable")
+    return found  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True)
 class Tool:
     """One callable capability. ``fn`` receives an instance of ``args`` and returns the output text."""
@@ -62,6 +101,8 @@ class Tool:
     args: type[BaseModel]
     fn: ToolFunction
     side_effects: bool = False
+    source: ToolSource | None = field(default=None, compare=False)
+    """How to make this tool again (None: it cannot be saved, e.g. a closure)."""
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -100,7 +141,12 @@ class Tool:
             result = function(**values.model_dump())
             return str(await result if inspect.isawaitable(result) else result)
 
-        return cls(name, description, args, call, side_effects)
+        qualname = getattr(function, "__qualname__", "")
+        importable = "<" not in qualname and getattr(function, "__module__", None) not in (None, "__main__")
+        source = (
+            ToolSource(function=f"{function.__module__}:{qualname}", side_effects=side_effects) if importable else None
+        )
+        return cls(name, description, args, call, side_effects, source)
 
     def signature(self) -> str:
         """``write_file(path: string, content: string)``: how prompts show the tool."""
@@ -161,7 +207,10 @@ def run_python_tool(
         failed = "; ".join(f"`{t.label}` {t.outcome.value}: {t.message}" for t in result.failures)
         raise ToolError(f"{len(result.failures)} of {result.total} tests failed: {failed}\n{output}".strip())
 
-    return Tool("run_python", "Run a Python program in a sandbox and return what it prints.", RunPythonArgs, run_python)
+    # A custom runner or retry count is not data: such a tool cannot be saved.
+    source = ToolSource(builtin="run_python", limits=limits) if runner is None and tool_retries == 2 else None
+    description = "Run a Python program in a sandbox and return what it prints."
+    return Tool("run_python", description, RunPythonArgs, run_python, source=source)
 
 
 # ------------------------------------------------------------------ files in a work directory
@@ -197,7 +246,8 @@ def read_file_tool(root: str | os.PathLike[str]) -> Tool:
         text = target.read_text(encoding="utf-8", errors="replace")
         return text if len(text) <= _READ_CHARS else text[:_READ_CHARS] + f"\n[... {len(text) - _READ_CHARS} more]"
 
-    return Tool("read_file", "Read a text file from the work directory.", ReadFileArgs, read_file)
+    source = ToolSource(builtin="read_file", work_dir=str(root))
+    return Tool("read_file", "Read a text file from the work directory.", ReadFileArgs, read_file, source=source)
 
 
 def write_file_tool(root: str | os.PathLike[str]) -> Tool:
@@ -209,7 +259,9 @@ def write_file_tool(root: str | os.PathLike[str]) -> Tool:
         target.write_text(args.content, encoding="utf-8")
         return f"wrote {len(args.content)} characters to {args.path}"
 
-    return Tool("write_file", "Write a text file in the work directory.", WriteFileArgs, write_file, side_effects=True)
+    source = ToolSource(builtin="write_file", work_dir=str(root))
+    description = "Write a text file in the work directory."
+    return Tool("write_file", description, WriteFileArgs, write_file, side_effects=True, source=source)
 
 
 def builtin_tools(work_dir: str | os.PathLike[str], limits: SandboxLimits | None = None) -> list[Tool]:

@@ -1,0 +1,100 @@
+"""Arbiter files: one YAML file per arbiter in a catalog ``arbiters/`` folder.
+
+``kind: llm`` is a model that rules as a role (``arbiter`` by default), with
+a ``rubric`` of points appended to that role's system prompt; the votes
+(``majority_vote``, ``weighted_vote``) call no model and take no options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.arbiters._majority import MajorityVote
+from moot.arbiters._protocol import Arbiter
+from moot.arbiters._weighted import WeightedVote
+from moot.catalog import entries, find_entry, read_document
+from moot.errors import ConfigError
+from moot.roles._role import Role
+
+__all__ = ["VOTES", "ArbiterFile", "ArbiterSpec", "known_arbiters", "load_arbiter", "with_rubric"]
+
+VOTES: dict[str, type[MajorityVote] | type[WeightedVote]] = {
+    "majority_vote": MajorityVote,
+    "weighted_vote": WeightedVote,
+}
+
+
+class ArbiterFile(BaseModel):
+    """The fields of an arbiter file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    description: str = Field(min_length=1)
+    kind: Literal["llm", "majority_vote", "weighted_vote"]
+    role: str | None = None
+    """``llm`` only: the role that rules (default ``arbiter``)."""
+    rubric: list[str] = []
+    """``llm`` only: what every ruling must weigh, appended to the role's system prompt."""
+
+
+@dataclass(frozen=True)
+class ArbiterSpec:
+    """An arbiter as a team preset uses it: a role to put on a model, or a vote."""
+
+    name: str
+    description: str
+    kind: str
+    role: Role | None
+    """The judging role, rubric included (``llm`` only)."""
+
+    def vote(self) -> Arbiter:
+        """The vote this arbiter is (not for ``llm``: that one is an agent on a model)."""
+        if self.kind not in VOTES:
+            raise ConfigError(f"arbiter {self.name!r} is an LLM judge, not a vote")
+        return VOTES[self.kind]()
+
+
+def load_arbiter(name: str) -> ArbiterSpec:
+    """The arbiter called ``name`` in the catalog (project first, then built-in)."""
+    found = find_entry("arbiters", name)
+    return _load(found.path.resolve(), found.path.stat().st_mtime_ns)
+
+
+def known_arbiters() -> list[str]:
+    return list(entries("arbiters"))
+
+
+@cache
+def _load(path: Path, mtime_ns: int) -> ArbiterSpec:
+    document = read_document(path)
+    spec = document.validate(ArbiterFile)
+    if spec.name != path.stem:
+        raise document.error(f"name {spec.name!r} must match the file name {path.stem!r}", ["name"])
+    if spec.kind != "llm":
+        extra = "role" if spec.role is not None else "rubric" if spec.rubric else None
+        if extra is not None:
+            raise document.error(f"{extra}: only an llm arbiter takes one; {spec.kind} calls no model", [extra])
+        return ArbiterSpec(spec.name, spec.description, spec.kind, None)
+    from moot.roles import role  # roles import arbiters (the Verdict schema): look roles up only when needed
+
+    try:
+        judge = role(spec.role or "arbiter")
+    except ConfigError as exc:
+        raise document.error(f"role: {exc}", ["role"]) from None
+    return ArbiterSpec(spec.name, spec.description, spec.kind, with_rubric(judge, spec.rubric))
+
+
+def with_rubric(judge: Role, rubric: list[str]) -> Role:
+    """``judge`` with the rubric's points closing its system prompt."""
+    if not rubric:
+        return judge
+    points = "\n".join(f"- {point.strip()}" for point in rubric)
+    return replace(
+        judge, system_prompt=f"{judge.system_prompt}\n\nRubric: weigh every ruling against these points.\n{points}"
+    )

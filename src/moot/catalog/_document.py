@@ -1,0 +1,130 @@
+"""A catalog file read with the line of every field, so any error can point at the line to fix.
+
+Every problem with a catalog file (bad YAML, an unknown or missing field, a
+value that does not validate, a template that does not render) is one
+:class:`CatalogError`: ``FILE:LINE: what is wrong; what is valid``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from jinja2 import Environment, StrictUndefined, TemplateError, TemplateSyntaxError
+from pydantic import BaseModel, ValidationError
+
+from moot.errors import ConfigError
+
+__all__ = ["CatalogError", "Document", "read_document"]
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class CatalogError(ConfigError):
+    """A catalog file is wrong; the message names the file and line."""
+
+    def __init__(self, path: Path, line: int, problem: str) -> None:
+        super().__init__(f"{_shown(path)}:{line}: {problem}")
+        self.path, self.line = path, line
+
+
+def _shown(path: Path) -> str:
+    """The path relative to the current directory when it is inside it (what a user typed), else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed YAML mapping plus its node tree (for line numbers)."""
+
+    path: Path
+    data: dict[str, Any]
+    node: yaml.MappingNode
+
+    def line(self, loc: Sequence[str | int] = ()) -> int:
+        """The 1-based line of the field at ``loc`` (a pydantic error location), or of its nearest parent."""
+        node: yaml.Node = self.node
+        line = node.start_mark.line + 1
+        for part in loc:
+            child = _child(node, part)
+            if child is None:
+                break
+            key, node = child
+            line = key.start_mark.line + 1
+        return line
+
+    def error(self, problem: str, loc: Sequence[str | int] = ()) -> CatalogError:
+        return CatalogError(self.path, self.line(loc), problem)
+
+    def validate(self, model: type[Model]) -> Model:
+        """The document as ``model`` (which should forbid extra fields); the first problem is the error."""
+        try:
+            return model.model_validate(self.data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise self.error(_problem(first, model), first["loc"]) from None
+
+    def render(self, field: str, variables: Mapping[str, Any]) -> str:
+        """Render the text of ``field`` as a Jinja template (undefined variables are errors, not blanks)."""
+        text = self.data[field]
+        key, value = _child(self.node, field) or (self.node, self.node)
+        # A block scalar ("persona: |") starts on the line after its key; a plain one on the key's line.
+        first = value.start_mark.line + (2 if getattr(value, "style", None) in ("|", ">") else 1)
+        try:
+            return _environment().from_string(text).render(**variables).strip()
+        except TemplateSyntaxError as exc:
+            line = first + (exc.lineno or 1) - 1
+            raise CatalogError(self.path, line, f"{field}: template error: {exc.message}") from None
+        except TemplateError as exc:
+            valid = ", ".join(sorted(variables)) or "none"
+            raise CatalogError(self.path, key.start_mark.line + 1, f"{field}: {exc}; variables: {valid}") from None
+
+
+def _environment() -> Environment:
+    return Environment(undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+
+
+def _child(node: yaml.Node, part: str | int) -> tuple[yaml.Node, yaml.Node] | None:
+    if isinstance(node, yaml.MappingNode):
+        return next(((k, v) for k, v in node.value if k.value == part), None)
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+        return node.value[part], node.value[part]
+    return None
+
+
+def _problem(error: Any, model: type[BaseModel]) -> str:
+    loc = [str(p) for p in error["loc"]]
+    where = ".".join(loc)
+    if error["type"] == "extra_forbidden":
+        valid = f"; valid fields: {', '.join(model.model_fields)}" if len(loc) == 1 else ""
+        return f"unknown field {where!r}{valid}"
+    if error["type"] == "missing":
+        return f"missing field {where!r}"
+    return f"{where}: {error['msg'][:1].lower()}{error['msg'][1:]}"
+
+
+def read_document(path: Path) -> Document:
+    """Read a YAML mapping; syntax errors and non-mappings are CatalogErrors with their line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read catalog file {path}: {exc.strerror or exc}") from None
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise CatalogError(path, line, f"not valid YAML: {exc.problem or exc.context}") from None
+    finally:
+        loader.dispose()
+    if not isinstance(node, yaml.MappingNode) or not isinstance(data, dict):
+        raise CatalogError(path, 1, "expected a mapping of fields (name: ..., description: ...)")
+    return Document(path, data, node)

@@ -1,0 +1,250 @@
+"""Team presets: one YAML file per team in a catalog ``teams/`` folder, built into a moot team.
+
+A preset names a topology, its participants by role name, an arbiter by name
+(debates), a stop expression over the built-in conditions and the topology's
+options::
+
+    name: expert_panel
+    description: architect, ops and business debate; an LLM judge rules
+    topology: debate
+    roles: [architect, ops, business]
+    arbiter: llm_judge
+    termination: consensus | no_progress(1) | max_rounds(3) | token_budget(40000)
+    options: {answers: [split, keep, defer]}
+
+Participants by topology: ``reflection`` the first role writes and the others
+review; ``debate`` every role is an expert; ``planner_executor`` a planner
+then an executor. A preset is data AutoGen tooling can read too:
+:meth:`TeamPreset.component` is the team's ``dump_component()`` form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from autogen_agentchat.base import TerminationCondition
+from autogen_core import ComponentModel
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from moot.arbiters import ArbiterSpec, load_arbiter
+from moot.catalog import Document, entries, find_entry, read_document
+from moot.conditions import parse_stop
+from moot.errors import ConfigError
+from moot.models import ModelSpec
+from moot.roles import RoleAgent, role
+from moot.teams._base import MootTeam
+from moot.teams._debate import Debate
+from moot.teams._planner_executor import PlannerExecutor
+from moot.teams._reflection import Reflection
+from moot.tools import Tool, read_file_tool, run_python_tool, write_file_tool
+
+__all__ = ["TeamFile", "TeamPreset", "known_presets", "load_preset"]
+
+Topology = Literal["reflection", "debate", "planner_executor"]
+SpecFor = Callable[[str], ModelSpec]
+"""The model spec for a role name (``RoleModels.spec``)."""
+
+
+class ReflectionOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DebateOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    answers: list[str] = []
+    """The answers the experts and the arbiter must choose from (empty: free answers)."""
+    answer_pattern: str | None = None
+    seed: int = 0
+
+
+class PlannerExecutorOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tools: list[Literal["run_python", "read_file", "write_file"]] = ["run_python", "read_file", "write_file"]
+    work_dir: str = "work"
+    """Where the file tools read and write, relative to the current directory."""
+    max_replans: int = Field(default=3, ge=0)
+
+
+OPTIONS: dict[str, type[BaseModel]] = {
+    "reflection": ReflectionOptions,
+    "debate": DebateOptions,
+    "planner_executor": PlannerExecutorOptions,
+}
+_PARTICIPANTS = {"reflection": (2, None), "debate": (2, None), "planner_executor": (2, 2)}
+
+
+class TeamFile(BaseModel):
+    """The fields of a team preset file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    description: str = Field(min_length=1)
+    topology: Topology
+    roles: list[str]
+    arbiter: str | None = None
+    termination: str | None = None
+    """A stop expression (``consensus | max_rounds(3)``); none: the topology's default stop."""
+    options: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class TeamPreset:
+    """A checked preset: every role and the arbiter exist, the termination parses, the options fit."""
+
+    name: str
+    description: str
+    topology: Topology
+    roles: tuple[str, ...]
+    arbiter: ArbiterSpec | None
+    termination: str | None
+    options: BaseModel
+    path: Path | None = None
+
+    @property
+    def participants(self) -> tuple[str, ...]:
+        """The role names that run on a model (``--model ROLE=SPEC`` may name them)."""
+        judge = self.arbiter.role if self.arbiter is not None else None
+        return (*self.roles, judge.name) if judge is not None else self.roles
+
+    def with_parts(self, roles: Sequence[str] | None = None, arbiter: str | None = None) -> TeamPreset:
+        """This preset with other participants or another arbiter (``moot run --roles --arbiter``)."""
+        chosen = replace(
+            self,
+            roles=tuple(roles) if roles else self.roles,
+            arbiter=load_arbiter(arbiter) if arbiter else self.arbiter,
+        )
+        _check(chosen)
+        return chosen
+
+    def with_options(self, options: Mapping[str, Any]) -> TeamPreset:
+        """This preset with some of its topology's options changed (a YAML scenario's ``options``)."""
+        if not options:
+            return self
+        model = type(self.options)
+        try:
+            return replace(self, options=model.model_validate({**self.options.model_dump(), **options}))
+        except ValidationError as exc:
+            raise ConfigError(_option_problem(exc, model, self.topology)) from None
+
+    def stop(self) -> TerminationCondition | None:
+        return parse_stop(self.termination) if self.termination else None
+
+    def build(self, spec: SpecFor) -> MootTeam:
+        """The team, each role on ``spec(role name)``."""
+        agents = [RoleAgent(role(name), spec(name)) for name in self.roles]
+        options: Any = self.options
+        if self.topology == "reflection":
+            return Reflection(agents[0], agents[1:], stop=self.stop(), name=self.name, description=self.description)
+        if self.topology == "debate":
+            assert self.arbiter is not None
+            judge = self.arbiter.role
+            arbiter = RoleAgent(judge, spec(judge.name)) if judge is not None else self.arbiter.vote()
+            return Debate(
+                agents, arbiter, stop=self.stop(), options=options.answers, answer_pattern=options.answer_pattern,
+                seed=options.seed, name=self.name, description=self.description,
+            )  # fmt: skip
+        return PlannerExecutor(
+            agents[0], agents[1], tools=_tools(options), stop=self.stop(),
+            max_replans=options.max_replans, name=self.name, description=self.description,
+        )  # fmt: skip
+
+    def component(self, spec: SpecFor) -> ComponentModel:
+        """The preset as an AutoGen component config (what ``Team.load_component`` reads)."""
+        return self.build(spec).dump_component()
+
+
+def _tools(options: PlannerExecutorOptions) -> list[Tool]:
+    """The preset's tools; the file tools share one work directory, created when missing."""
+    if {"read_file", "write_file"} & set(options.tools):
+        Path(options.work_dir).mkdir(parents=True, exist_ok=True)
+    made = {"run_python": run_python_tool, "read_file": read_file_tool, "write_file": write_file_tool}
+    return [made[name]() if name == "run_python" else made[name](options.work_dir) for name in options.tools]
+
+
+def _check(preset: TeamPreset) -> None:
+    """Participants and arbiter fit the topology; every role exists. ConfigError otherwise."""
+    least, most = _PARTICIPANTS[preset.topology]
+    count = len(preset.roles)
+    if count < least or (most is not None and count > most):
+        wanted = f"exactly {least}" if least == most else f"at least {least}"
+        raise ConfigError(f"roles: a {preset.topology} team takes {wanted} roles, got {count}")
+    for name in preset.roles:
+        role(name)
+    if (preset.arbiter is None) == (preset.topology == "debate"):
+        raise ConfigError("arbiter: a debate needs one (e.g. llm_judge, majority_vote); other teams take none")
+
+
+def load_preset(name_or_path: str) -> TeamPreset:
+    """A team preset by name (project first, then built-in) or by path to a ``.yaml`` file."""
+    path = Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        path = find_entry("teams", name_or_path).path
+    elif not path.is_file():
+        raise ConfigError(f"team preset file {name_or_path!r} does not exist")
+    return _load(path.resolve(), path.stat().st_mtime_ns)
+
+
+def known_presets() -> list[str]:
+    return list(entries("teams"))
+
+
+@cache
+def _load(path: Path, mtime_ns: int) -> TeamPreset:
+    document = read_document(path)
+    spec = document.validate(TeamFile)
+    if spec.name != path.stem:
+        raise document.error(f"name {spec.name!r} must match the file name {path.stem!r}", ["name"])
+    preset = TeamPreset(
+        spec.name, spec.description, spec.topology, tuple(spec.roles),
+        _arbiter(document, spec.arbiter), spec.termination, _options(document, spec), path,
+    )  # fmt: skip
+    for field, check in (("termination", preset.stop), ("roles", lambda: _check(preset))):
+        try:
+            check()
+        except ConfigError as exc:
+            loc = ["roles", _unknown_role(spec.roles)] if field == "roles" else [field]
+            raise document.error(f"{field}: {exc}" if field == "termination" else str(exc), loc) from None
+    return preset
+
+
+def _arbiter(document: Document, name: str | None) -> ArbiterSpec | None:
+    if name is None:
+        return None
+    try:
+        return load_arbiter(name)
+    except ConfigError as exc:
+        raise document.error(f"arbiter: {exc}", ["arbiter"]) from None
+
+
+def _options(document: Document, spec: TeamFile) -> BaseModel:
+    model = OPTIONS[spec.topology]
+    try:
+        return model.model_validate(spec.options)
+    except ValidationError as exc:
+        loc = ["options", *exc.errors()[0]["loc"]]
+        raise document.error(_option_problem(exc, model, spec.topology), loc) from None
+
+
+def _option_problem(exc: ValidationError, model: type[BaseModel], topology: str) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    valid = ", ".join(model.model_fields) or "none"
+    problem = f"unknown option {where!r}" if first["type"] == "extra_forbidden" else f"{where}: {first['msg']}"
+    return f"options: {problem}; {topology} options: {valid}"
+
+
+def _unknown_role(names: Sequence[str]) -> int:
+    """The index of the first role that does not exist (0 when all do: the problem is their number)."""
+    for index, name in enumerate(names):
+        try:
+            role(name)
+        except ConfigError:
+            return index
+    return 0
