@@ -213,7 +213,7 @@ def render_run(console: Console, view: RunView) -> None:
     )
     if run.models:
         console.print("[bold]models:[/] " + ", ".join(f"{role}={spec}" for role, spec in run.models.items()))
-    factory = message_factory(StructuredMessage[Position], StructuredMessage[Verdict])
+    factory = message_factory()
     for turn in view.turns:
         _render_turn(console, factory, turn)
     console.rule("[bold]summary")

@@ -7,10 +7,12 @@ from moot.conditions._bounds import RoundCap, bounded_stop
 from moot.conditions._budget import TokenBudget, WallClock
 from moot.conditions._consensus import Consensus
 from moot.conditions._progress import NoProgress
+from moot.conditions._round_end import AtRoundEnd
 from moot.conditions._rounds import MaxRounds, NoImprovement, ScoreThreshold
 from moot.conditions._steps import MaxSteps
 
 __all__ = [
+    "AtRoundEnd",
     "Consensus",
     "MaxRounds",
     "MaxSteps",

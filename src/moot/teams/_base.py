@@ -21,14 +21,14 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from autogen_agentchat.base import ChatAgent, TaskResult, Team, TerminationCondition
-from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StopMessage, TextMessage
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StopMessage, TextMessage
 from autogen_core import CancellationToken
 from pydantic import BaseModel
 
 from moot._redact import redact
 from moot.conditions import bounded_stop
 from moot.errors import ConfigError, MalformedOutputError, ToolFaultError, TransientModelError
-from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
+from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted, message_factory
 from moot.roles import RoleAgent
 from moot.teams._hooks import RunInfo, TeamHooks
 from moot.teams._human import (
@@ -405,7 +405,7 @@ class MootTeam(Team):
 
     async def load_state(self, state: Mapping[str, Any]) -> None:
         loaded = type(self.state).model_validate(state)
-        factory = self._message_factory()
+        factory = message_factory()
         self.transcript = [factory.create(m) for m in loaded.messages]
         loaded.messages = []
         self.state = loaded
@@ -417,10 +417,6 @@ class MootTeam(Team):
     def _derive(self, name: str) -> Any:
         """Rebuild the state field ``name`` (one of ``_derived_state``) from ``self.transcript``."""
         raise NotImplementedError(f"{type(self).__name__} declares {name!r} derived but cannot rebuild it")
-
-    @abstractmethod
-    def _message_factory(self) -> MessageFactory:
-        """A factory that rebuilds every message type this team emits."""
 
     async def resume(  # type: ignore[override]
         self, run_id: str | None = None, *, force: bool = False

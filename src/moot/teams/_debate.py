@@ -17,14 +17,14 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentBase, ComponentModel
 from pydantic import BaseModel
 
 from moot.arbiters import Arbiter, MajorityVote, Verdict, normalise_answer
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
-from moot.messages import RoundCompleted, message_factory
+from moot.messages import RoundCompleted
 from moot.roles import Opening, Position, Rebuttal, RoleAgent
 from moot.roles._position import claims_of, with_options, with_pattern
 from moot.roles._prompts import render
@@ -227,8 +227,6 @@ class Debate(MootTeam, Component[DebateConfig]):
         return usage
 
     # ------------------------------------------------------------------ state
-    def _message_factory(self) -> MessageFactory:
-        return message_factory(StructuredMessage[Position], StructuredMessage[Verdict])
 
     _derived_state = frozenset({"rounds"})  # every position is a turn: a checkpoint need not grow per round
 

@@ -29,13 +29,13 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Any
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken
 from pydantic import BaseModel, ValidationError
 
 from moot.conditions import MaxSteps, NoProgress, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError
-from moot.messages import HumanFeedbackGiven, RoundCompleted, StepFinished, ToolExecuted, message_factory
+from moot.messages import HumanFeedbackGiven, RoundCompleted, StepFinished, ToolExecuted
 from moot.roles import Plan, StepResult, ToolCall
 from moot.roles._agent import parse_structured
 from moot.roles._plan import plan_type, tool_call_type
@@ -322,9 +322,6 @@ class PlannerExecutor(MootTeam):
             usage=dict(state.usage),
             parse_failures=state.parse_failures,
         )
-
-    def _message_factory(self) -> MessageFactory:
-        return message_factory()
 
 
 def _content(agent: str, message: BaseChatMessage, asked: type[BaseModel]) -> BaseModel:

@@ -11,14 +11,14 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
 from moot._repr import reflection_blocks, to_html, to_markdown
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError
-from moot.messages import DRAFT, RoundCompleted, message_factory
+from moot.messages import DRAFT, RoundCompleted
 from moot.roles import Critique
 from moot.roles._prompts import render
 from moot.teams._base import Message, MootFault, MootTeam
@@ -208,8 +208,6 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         )
 
     # ------------------------------------------------------------------ state
-    def _message_factory(self) -> MessageFactory:
-        return message_factory()
 
     _derived_state = frozenset({"rounds"})  # drafts and critiques are turns: a checkpoint need not grow per round
 
