@@ -25,10 +25,11 @@ from moot.messages import (
     ToolExecuted,
     message_factory,
 )
+from moot.models import Meter
 from moot.roles import Critique, Position
 from moot.store import RunRecord
 from moot.teams import DebateResult, PlannerExecutorResult, ReflectionResult
-from moot.teams._records import Usage
+from moot.teams._records import MootResult, Usage
 
 __all__ = ["render_calls", "render_message", "render_result", "render_run", "runs_table"]
 
@@ -103,13 +104,26 @@ def runs_table(records: list[RunRecord], rounds: Mapping[str, int] | None = None
             r.status,
             r.stop_reason or r.error or "-",
             str(r.turns),
-            str(r.prompt_tokens + r.completion_tokens),
+            str(r.prompt_tokens + r.completion_tokens) + (f" · {usd(r.tokens.cost)}" if r.tokens.cost else ""),
             r.created_at[:19].replace("T", " "),
         ]
         if rounds is not None:
             row.insert(5, str(rounds.get(r.id, 0)))
         table.add_row(*row)
     return table
+
+
+def usd(cost: float | None) -> str:
+    """A cost as shown: dollars to four significant digits, or ``?`` when a price is unknown."""
+    return "?" if cost is None else f"${cost:.4g}"
+
+
+def meter_line(meter: Meter) -> str:
+    """A run's calls, tokens and cost in one line: logical (every call), billed (calls that reached a model)."""
+    return (
+        f"[bold]tokens:[/] {meter.tokens} logical in {meter.calls} calls (failed attempts included), "
+        f"{meter.billed_tokens} billed in {meter.billed_calls}   [bold]cost:[/] {usd(meter.cost)}"
+    )
 
 
 def scenario_name(record: RunRecord) -> str:
@@ -140,6 +154,8 @@ def render_result(console: Console, result: TaskResult) -> None:
         _debate_result(console, result)
     elif isinstance(result, PlannerExecutorResult):
         _plan_result(console, result)
+    if isinstance(result, MootResult):
+        console.print(meter_line(result.tokens))
 
 
 def _plan_result(console: Console, result: PlannerExecutorResult) -> None:
@@ -219,6 +235,7 @@ def render_run(console: Console, view: RunView) -> None:
     console.rule("[bold]summary")
     console.print(rounds_table(view))
     console.print(round_tokens_table(view))
+    console.print(meter_line(run.tokens))
     if view.verdict is not None:
         console.print(f"[bold]verdict[/] by {view.verdict['by']}: [bold green]{view.verdict.get('decision')}[/]")
     console.print(f"[bold]status:[/] {run.status}   [bold]stop reason:[/] {run.stop_reason or run.error or '-'}")
@@ -286,9 +303,28 @@ def render_calls(console: Console, run_id: str, turns: list[TurnCalls]) -> None:
                 f"[bold]call {index}[/] [dim]({call.agent}, {call.seconds:.2f}s)[/]   "
                 f"prompt {call.prompt_tokens} · completion {call.completion_tokens} tokens"
             )
+            console.print(Text(sampling_line(call.attributes), style="dim"))
             for message in call.messages:
                 console.print(_prompt_panel(message))
             console.print(Panel(Text(call.output or ""), title="reply", title_align="left", border_style="green"))
+
+
+def sampling_line(attributes: Mapping[str, Any]) -> str:
+    """The settings a call ran with, as its trace event recorded them (older traces have none)."""
+    if "model" not in attributes:
+        return "settings: not recorded"
+    temperature = attributes.get("temperature")
+    parts = [
+        f"model {attributes['model']}",
+        f"temperature {'server default' if temperature is None else temperature}",
+        f"seed {attributes.get('seed', '-')}",
+        f"max_tokens {attributes.get('max_tokens', '-')}",
+    ]
+    if attributes.get("cached"):
+        parts.append("cache hit")
+    if attributes.get("finish_reason") == "length":
+        parts.append("cut off at max_tokens")
+    return "settings: " + " · ".join(parts)
 
 
 def _prompt_panel(message: dict[str, Any]) -> Panel:

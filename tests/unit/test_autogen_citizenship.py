@@ -103,7 +103,9 @@ async def test_wrapped_conditions_round_trip_and_are_not_wrapped_twice():
     dumped = loaded.dump_component().model_dump(mode="json")
     assert dumped == team.dump_component().model_dump(mode="json")
     assert [type(c).__name__ for c in loaded._stop._conditions] == ["AtRoundEnd", "MaxRounds"]
-    assert isinstance(TerminationCondition.load_component(AtRoundEnd(MaxMessageTermination(2)).dump_component()), AtRoundEnd)
+    assert isinstance(
+        TerminationCondition.load_component(AtRoundEnd(MaxMessageTermination(2)).dump_component()), AtRoundEnd
+    )
 
 
 def test_dumping_moot_components_raises_no_warning():

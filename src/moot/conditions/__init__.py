@@ -6,6 +6,7 @@ from moot.conditions._base import MootCondition
 from moot.conditions._bounds import RoundCap, bounded_stop
 from moot.conditions._budget import TokenBudget, WallClock
 from moot.conditions._consensus import Consensus
+from moot.conditions._cost import CostBudget
 from moot.conditions._progress import NoProgress
 from moot.conditions._round_end import AtRoundEnd
 from moot.conditions._rounds import MaxRounds, NoImprovement, ScoreThreshold
@@ -14,6 +15,7 @@ from moot.conditions._steps import MaxSteps
 __all__ = [
     "AtRoundEnd",
     "Consensus",
+    "CostBudget",
     "MaxRounds",
     "MaxSteps",
     "MootCondition",

@@ -86,7 +86,7 @@ def bounded_stop(condition: TerminationCondition, team: str, signals: frozenset[
         raise ConfigError(
             f"stop condition {type(condition).__name__} can never fire for a {team}: it waits for a round "
             f"value the team never reports (a {team} reports {reports}); add a bound, "
-            "e.g. stop=... | MaxRounds(5) | TokenBudget(40000)"
+            "e.g. stop=... | MaxRounds(5) | TokenBudget(40000) | CostBudget(0.50)"
         )
     condition = at_round_ends(condition)
     return condition if is_bounded(condition, signals) else condition | RoundCap(HARD_ROUND_CAP)

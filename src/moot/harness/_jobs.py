@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from moot._redact import redact
 from moot.errors import ConfigError
-from moot.harness._calls import ClientFactory, Meter
+from moot.harness._calls import ClientFactory
 from moot.harness._context import RowContext
 from moot.harness._items import Item, ScoreContext
 from moot.harness._results import ResultRow
+from moot.models import Meter
 from moot.scenario import RoleModels
 from moot.tools import SandboxRunner
 

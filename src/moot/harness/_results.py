@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from moot.errors import ConfigError
+from moot.models._meter import TokenTotals
 
 __all__ = ["ResultRow", "ResultStore", "TokenTotals", "arm_key"]
 
@@ -52,23 +53,6 @@ def arm_key(name: str, settings: Mapping[str, Any], models: Mapping[str, str]) -
     """What makes two rows comparable: the arm, its settings and every model spec it may use."""
     text = json.dumps({"arm": name, "settings": settings, "models": models}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
-
-
-class TokenTotals:
-    """Mixin: logical and billed token totals from the four prompt/completion counters a class defines."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    billed_prompt_tokens: int
-    billed_completion_tokens: int
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    @property
-    def billed_tokens(self) -> int:
-        return self.billed_prompt_tokens + self.billed_completion_tokens
 
 
 class ResultRow(TokenTotals, BaseModel):

@@ -41,7 +41,7 @@ from moot.teams._human import (
     unanswered,
     with_human_note,
 )
-from moot.teams._records import MootResult
+from moot.teams._records import MootResult, account, failed_turn
 from moot.tracing import TraceEvent, Tracer, TraceSink, default_trace_dir, traced
 
 Message = BaseAgentEvent | BaseChatMessage
@@ -130,6 +130,10 @@ class MootTeam(Team):
                 span.prompt_tokens = message.models_usage.prompt_tokens
                 span.completion_tokens = message.models_usage.completion_tokens
             return message
+
+    @abstractmethod
+    def _agents(self) -> list[ChatAgent]:
+        """The team's agents: whose model specs a run records."""
 
     def _on_fault(self, error: MootFault) -> None:
         """Account for a turn that failed for good: malformed output, a broken tool, a model out of retries."""
@@ -246,6 +250,7 @@ class MootTeam(Team):
             await self._stop.reset()
         self.waiting_for = ctl.suspended_at
         result = self._result(produced, ctl.stop_reason or self._done_reason(), ctl.partial)
+        account(result, self.transcript)
         result.run_id = self.run_id if self.record or self.hooks else None
         yield result
 
@@ -293,6 +298,10 @@ class MootTeam(Team):
         except (MalformedOutputError, ToolFaultError, TransientModelError) as exc:
             self._on_fault(exc)
             ctl.stop_reason, ctl.partial = redact(f"error: {exc}"), True
+            failed = failed_turn(exc) if isinstance(exc, MalformedOutputError) else None
+            if failed is not None:
+                await self._emit([failed], produced)
+                yield failed
         finally:
             await turns.aclose()
 
@@ -368,10 +377,15 @@ class MootTeam(Team):
 
             self.hooks.append(RunRecorder(RunStore.shared(self.store_path)))
         info = RunInfo(team=self.name, task=self._task_text(), **self.run_info)
+        info.models = info.models or self._model_specs()
         info.config, info.force = self._run_config(info), self._force_resume
         self._force_resume = False
         for hook in self.hooks:
             await hook.on_run_start(self.run_id, info, resumed)
+
+    def _model_specs(self) -> dict[str, str]:
+        """Each agent's model spec, for a run started from code (the CLI records the specs by role itself)."""
+        return {a.name: str(a.spec) for a in self._agents() if isinstance(a, RoleAgent) and a.spec is not None}
 
     def _run_config(self, info: RunInfo) -> dict[str, Any]:
         """What a resumption must keep: the team's kind, its stop conditions, the models and options it ran with."""

@@ -274,6 +274,9 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             fingerprints={"candidates": fingerprint(*(f"{c.id}={c.evidence.behaviour}" for c in held))},
         )
 
+    def _agents(self) -> list[ChatAgent]:
+        return list(self.experts)
+
     def _on_fault(self, error: MootFault) -> None:
         if isinstance(error, MalformedOutputError):
             self.state.parse_failures += error.attempts

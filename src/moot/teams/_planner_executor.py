@@ -47,7 +47,9 @@ from moot.teams._plan_records import (
     PlannerExecutorState,
     StepRecord,
     check_outcome,
+    denial_text,
     shown,
+    unmet_denials,
 )
 from moot.teams._records import add_usage, fingerprint
 from moot.tools import PermissionPolicy, Tool, ToolBox
@@ -135,6 +137,9 @@ class PlannerExecutor(MootTeam):
 
     def _done_reason(self) -> str:
         return self.state.done_reason or "the plan is complete"
+
+    def _agents(self) -> list[ChatAgent]:
+        return [self.planner, self.executor]
 
     def _on_fault(self, error: MootFault) -> None:
         if isinstance(error, MalformedOutputError):
@@ -247,7 +252,10 @@ class PlannerExecutor(MootTeam):
             state.phase = "done"
             count = len([s for s in state.plan if s.revision == state.revisions])
             steps = "1 step passed its check" if count == 1 else f"{count} steps passed their checks"
+            denied = unmet_denials(state.steps)
             state.done_reason = f"plan completed: all {steps}"
+            if denied:
+                state.done_reason = f"plan incomplete: {denial_text(denied)}; the revised plan's {steps}"
         else:
             state.phase = "act"
         attempt = len(state.steps)
@@ -316,7 +324,7 @@ class PlannerExecutor(MootTeam):
             plan=plan,
             steps=[s.model_copy(deep=True) for s in state.steps],
             audit=[r.model_copy(deep=True) for r in state.audit],
-            completed=bool(latest) and all(s.status == "passed" for s in latest),
+            completed=bool(latest) and all(s.status == "passed" for s in latest) and not unmet_denials(state.steps),
             revisions=state.revisions,
             partial=partial,
             usage=dict(state.usage),

@@ -54,7 +54,6 @@ class ReflectionResult(MootResult):
     rounds: list[ReflectionRound] = []
     partial: bool = False
     """True when the run ended on a fault: the answer is the best so far, labelled as such."""
-    usage: Usage = {}
     parse_failures: int = 0
 
     @property
@@ -143,6 +142,9 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
             if self.state.next_critic < 0:
                 batch.append(self._round_event(self.state.rounds[-1]))
             yield batch
+
+    def _agents(self) -> list[ChatAgent]:
+        return [self.generator, *self.critics]
 
     def _on_fault(self, error: MootFault) -> None:
         if isinstance(error, MalformedOutputError):
