@@ -64,13 +64,18 @@ class _Delegating(WholeReplyStream, DelegatingClient):
 
 
 class _Metered(_Delegating):
-    def __init__(self, inner: ChatCompletionClient, meter: Meter, *, billed: bool) -> None:
+    def __init__(self, inner: ChatCompletionClient, meter: Meter, *, billed: ModelSpec | None) -> None:
+        """``billed``: the spec whose price billed calls cost; None meters the logical side."""
         super().__init__(inner)
         self.meter, self.billed = meter, billed
 
     async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
         result = await super().create(messages, **kwargs)
-        self.meter.add(result.usage, billed=self.billed)
+        if self.billed is None:
+            self.meter.add(result.usage, billed=False)
+        else:
+            cost = self.billed.cost(result.usage.prompt_tokens, result.usage.completion_tokens)
+            self.meter.add(result.usage, billed=True, cost=cost)
         return result
 
 
@@ -149,7 +154,7 @@ class ClientFactory:
         from autogen_ext.models.cache import ChatCompletionCache
 
         inner: ChatCompletionClient = _Limited(self.base(spec, agent), self.limits(endpoint_of(spec)))
-        inner = _Metered(inner, meter, billed=True)
+        inner = _Metered(inner, meter, billed=spec)
         if self.cache is not None:
             inner = ChatCompletionCache(inner, self.cache.store(spec))
-        return _Metered(inner, meter, billed=False)
+        return _Metered(inner, meter, billed=None)

@@ -109,6 +109,7 @@ def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> d
         "billed_calls": meter.billed_calls,
         "scoring_calls": scoring.calls,
         "scoring_billed_calls": scoring.billed_calls,
+        "cost_usd": meter.cost,
         "wall_seconds": round(seconds, 3),
         "trace_ids": traces,
     }

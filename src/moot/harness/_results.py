@@ -29,7 +29,7 @@ _COLUMNS = (
     "suite", "item", "arm_key", "arm", "settings", "models", "status", "answer", "score", "score_detail",
     "prompt_tokens", "completion_tokens", "billed_prompt_tokens", "billed_completion_tokens", "model_calls",
     "billed_calls", "scoring_calls", "scoring_billed_calls", "wall_seconds", "rounds", "stop_reason",
-    "parse_failures", "partial", "metrics", "error", "trace_ids", "finished_at",
+    "parse_failures", "partial", "metrics", "error", "trace_ids", "finished_at", "cost_usd",
 )  # fmt: skip
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS rows (
@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS rows (
     wall_seconds REAL NOT NULL DEFAULT 0, rounds INTEGER NOT NULL DEFAULT 0, stop_reason TEXT NOT NULL DEFAULT '',
     parse_failures INTEGER NOT NULL DEFAULT 0, partial INTEGER NOT NULL DEFAULT 0,
     metrics TEXT NOT NULL DEFAULT '{{}}', error TEXT, trace_ids TEXT NOT NULL DEFAULT '[]', finished_at TEXT NOT NULL,
+    cost_usd REAL,
     PRIMARY KEY (suite, item, arm_key)
 );
 PRAGMA user_version = {SCHEMA_VERSION};
@@ -79,6 +80,8 @@ class ResultRow(TokenTotals, BaseModel):
     """Calls that reached a model (cache misses)."""
     scoring_calls: int = 0
     scoring_billed_calls: int = 0
+    cost_usd: float | None = None
+    """What the arm's billed calls cost in USD (scoring excluded); None when a model has no price."""
     wall_seconds: float = 0.0
     """The arm's wall time on this item (waits for a busy endpoint included, scoring excluded)."""
     rounds: int = 0
@@ -111,6 +114,9 @@ class ResultStore:
             if version not in (0, SCHEMA_VERSION):
                 raise ConfigError(f"results file {path} has schema version {version}; this moot reads {SCHEMA_VERSION}")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(rows)")}
+            if "cost_usd" not in columns:  # a results file written before rows had a cost
+                self._db.execute("ALTER TABLE rows ADD COLUMN cost_usd REAL")
         except sqlite3.DatabaseError as exc:
             raise ConfigError(f"cannot use results file {path}: {exc}") from None
 

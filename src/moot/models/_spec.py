@@ -111,7 +111,7 @@ class ModelSpec(BaseModel):
     def sampling(self) -> dict[str, object]:
         """The settings a call runs with, as a trace records them: model, temperature, seed, max_tokens."""
         return {
-            "model": str(self.model_copy(update={"provider": self.effective_provider})),
+            "model": self.effective_provider + (f":{self.model}" if self.model else ""),
             "temperature": self.effective_temperature,
             "seed": self.seed,
             "max_tokens": self.effective_max_tokens,
@@ -120,14 +120,14 @@ class ModelSpec(BaseModel):
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         """What a billed call with these tokens costs in USD; None when the price is unknown.
 
-        The embedded and scripted models run here and cost nothing; a network model costs what
-        ``price_in``/``price_out`` say, and without both its price is unknown.
+        A call costs what ``price_in``/``price_out`` say. Without them, the embedded and scripted
+        models cost nothing (they run here) and a network model's price is unknown; a scripted
+        model given a price lets a budget be tried out for free.
         """
-        if self.effective_provider != "openai":
-            return 0.0
-        if self.price_in is None or self.price_out is None:
-            return None
-        return (prompt_tokens * self.price_in + completion_tokens * self.price_out) / 1_000_000
+        if self.price_in is None and self.price_out is None:
+            return None if self.effective_provider == "openai" else 0.0
+        price_in, price_out = self.price_in or 0.0, self.price_out or 0.0
+        return (prompt_tokens * price_in + completion_tokens * price_out) / 1_000_000
 
     @property
     def effective_timeout(self) -> float | None:
