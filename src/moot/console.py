@@ -25,10 +25,11 @@ from moot.messages import (
     ToolExecuted,
     message_factory,
 )
+from moot.models import Meter
 from moot.roles import Critique, Position
 from moot.store import RunRecord
 from moot.teams import DebateResult, PlannerExecutorResult, ReflectionResult
-from moot.teams._records import Usage
+from moot.teams._records import MootResult, Usage
 from moot.teams._reflection import ReflectionRound
 
 __all__ = ["render_calls", "render_message", "render_result", "render_run", "runs_table"]
@@ -120,11 +121,17 @@ def runs_table(records: list[RunRecord], rounds: Mapping[str, int] | None = None
             "stop reason": reason,
             "rounds": str((rounds or {}).get(r.id, 0)),
             "turns": str(r.turns),
-            "tokens": str(r.prompt_tokens + r.completion_tokens),
+            "tokens": _tokens_cell(r),
             "started": r.created_at[:19].replace("T", " "),
         }
         table.add_row(*(cells[c] for c in columns))
     return table
+
+
+def _tokens_cell(r: RunRecord) -> str:
+    """Logical tokens, and the run's cost when its prices are known."""
+    cost = f" · {usd(r.tokens.cost)}" if r.tokens.cost else ""
+    return f"{r.prompt_tokens + r.completion_tokens}{cost}"
 
 
 def catalog_table(kind: str, rows: list[tuple[str, str, str]]) -> Table:
@@ -135,6 +142,19 @@ def catalog_table(kind: str, rows: list[tuple[str, str, str]]) -> Table:
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def usd(cost: float | None) -> str:
+    """A cost as shown: dollars to four significant digits, or ``?`` when a price is unknown."""
+    return "?" if cost is None else f"${cost:.4g}"
+
+
+def meter_line(meter: Meter) -> str:
+    """A run's calls, tokens and cost in one line: logical (every call), billed (calls that reached a model)."""
+    return (
+        f"[bold]tokens:[/] {meter.tokens} logical in {meter.calls} calls (failed attempts included), "
+        f"{meter.billed_tokens} billed in {meter.billed_calls}   [bold]cost:[/] {usd(meter.cost)}"
+    )
 
 
 def scenario_name(record: RunRecord) -> str:
@@ -166,6 +186,8 @@ def render_result(console: Console, result: TaskResult) -> None:
         _debate_result(console, result)
     elif isinstance(result, PlannerExecutorResult):
         _plan_result(console, result)
+    if isinstance(result, MootResult):
+        console.print(meter_line(result.tokens))
 
 
 def _plan_result(console: Console, result: PlannerExecutorResult) -> None:
@@ -251,12 +273,13 @@ def render_run(console: Console, view: RunView) -> None:
     )
     if run.models:
         console.print("[bold]models:[/] " + ", ".join(f"{role}={spec}" for role, spec in run.models.items()))
-    factory = message_factory(StructuredMessage[Position], StructuredMessage[Verdict])
+    factory = message_factory()
     for turn in view.turns:
         _render_turn(console, factory, turn)
     console.rule("[bold]summary")
     console.print(rounds_table(view))
     console.print(round_tokens_table(view))
+    console.print(meter_line(run.tokens))
     if view.verdict is not None:
         console.print(f"[bold]verdict[/] by {view.verdict['by']}: [bold green]{view.verdict.get('decision')}[/]")
     if (returned := returned_label(run.result)) is not None:
@@ -326,9 +349,28 @@ def render_calls(console: Console, run_id: str, turns: list[TurnCalls]) -> None:
                 f"[bold]call {index}[/] [dim]({call.agent}, {call.seconds:.2f}s)[/]   "
                 f"prompt {call.prompt_tokens} · completion {call.completion_tokens} tokens"
             )
+            console.print(Text(sampling_line(call.attributes), style="dim"))
             for message in call.messages:
                 console.print(_prompt_panel(message))
             console.print(Panel(Text(call.output or ""), title="reply", title_align="left", border_style="green"))
+
+
+def sampling_line(attributes: Mapping[str, Any]) -> str:
+    """The settings a call ran with, as its trace event recorded them (older traces have none)."""
+    if "model" not in attributes:
+        return "settings: not recorded"
+    temperature = attributes.get("temperature")
+    parts = [
+        f"model {attributes['model']}",
+        f"temperature {'server default' if temperature is None else temperature}",
+        f"seed {attributes.get('seed', '-')}",
+        f"max_tokens {attributes.get('max_tokens', '-')}",
+    ]
+    if attributes.get("cached"):
+        parts.append("cache hit")
+    if attributes.get("finish_reason") == "length":
+        parts.append("cut off at max_tokens")
+    return "settings: " + " · ".join(parts)
 
 
 def _prompt_panel(message: dict[str, Any]) -> Panel:

@@ -7,6 +7,11 @@ says what was wrong and what is valid, because the CLI prints it as one line.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from moot.models import Meter
+
 __all__ = [
     "ConfigError",
     "MalformedOutputError",
@@ -39,10 +44,12 @@ class MalformedOutputError(MootError):
     Raised only after moot fed the validation error back and the bounded retries ran out.
     """
 
-    def __init__(self, agent: str, attempts: int, last_error: str) -> None:
+    def __init__(self, agent: str, attempts: int, last_error: str, spent: Meter | None = None) -> None:
         self.agent = agent
         self.attempts = attempts
         self.last_error = last_error
+        self.spent = spent
+        """What the failed attempts' calls used (tokens, billed, cost): spent, though nothing came of them."""
         super().__init__(f"{agent} gave malformed output {attempts} times; last error: {last_error}")
 
 

@@ -1,23 +1,33 @@
-"""moot's own AutoGen message types (round, step, tool and human-feedback events, draft tagging) and a factory."""
+"""moot's own AutoGen message types (round, step, tool and human-feedback events, draft tagging) and a factory.
+
+:data:`MESSAGE_TYPES` lists every message type a moot team emits. AutoGen's
+group chats accept only registered types, and (as of autogen-agentchat 0.7)
+they register only the structured-message types of *agent* participants: a
+team nested as a participant must be declared by the user, with
+``custom_message_types=MESSAGE_TYPES``.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Literal
 
-from autogen_agentchat.messages import BaseAgentEvent, MessageFactory, StructuredMessage
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StructuredMessage
 
-from moot.roles import Critique, Plan, StepResult, ToolCall
+from moot.arbiters import ProgramRuling, Verdict
+from moot.roles import CandidateChoice, Critique, Plan, Position, StepResult, ToolCall
 from moot.tools import AuditRecord
 
 __all__ = [
     "DRAFT",
     "FEEDBACK_ACTIONS",
+    "MESSAGE_TYPES",
     "HumanFeedbackGiven",
     "HumanFeedbackRequested",
     "RoundCompleted",
     "StepFinished",
     "ToolExecuted",
+    "TurnFailed",
     "message_factory",
 ]
 
@@ -75,6 +85,18 @@ class StepFinished(BaseAgentEvent):
         return f"step {self.step} {'passed' if self.passed else 'failed'}: {self.reason}"
 
 
+class TurnFailed(BaseAgentEvent):
+    """A turn that failed for good (no valid reply after every retry). ``models_usage`` holds the tokens its
+    calls used: they were spent, so the run's accounting keeps them although no answer came of them."""
+
+    attempts: int
+    error: str
+    type: Literal["TurnFailed"] = "TurnFailed"
+
+    def to_text(self) -> str:
+        return f"{self.source} failed after {self.attempts} attempts: {self.error}"
+
+
 FEEDBACK_ACTIONS = ("approve", "reject", "stop")
 
 
@@ -114,12 +136,25 @@ def _short(value: object, limit: int = 60) -> str:
     return repr(text) if isinstance(value, str) else text
 
 
-def message_factory(*structured: type) -> MessageFactory:
+MESSAGE_TYPES: list[type[BaseAgentEvent | BaseChatMessage]] = [
+    RoundCompleted,
+    ToolExecuted,
+    StepFinished,
+    TurnFailed,
+    HumanFeedbackRequested,
+    HumanFeedbackGiven,
+    *(
+        StructuredMessage[content]  # type: ignore[valid-type]
+        for content in (Critique, Position, Verdict, Plan, ToolCall, StepResult, CandidateChoice, ProgramRuling)
+    ),
+]
+"""Every message type a moot team emits. Pass it when a moot team is a participant of an AutoGen group
+chat: ``RoundRobinGroupChat([debate, writer], custom_message_types=MESSAGE_TYPES)``."""
+
+
+def message_factory() -> MessageFactory:
     """A MessageFactory that can rebuild moot's saved messages (critiques, positions, plans, events)."""
     factory = MessageFactory()
-    events = (RoundCompleted, ToolExecuted, StepFinished, HumanFeedbackRequested, HumanFeedbackGiven)
-    plans = (StructuredMessage[Plan], StructuredMessage[ToolCall], StructuredMessage[StepResult])
-    for message_type in (*events, StructuredMessage[Critique], *plans, *structured):
-        if not factory.is_registered(message_type):
-            factory.register(message_type)
+    for message_type in MESSAGE_TYPES:
+        factory.register(message_type)
     return factory

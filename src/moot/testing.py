@@ -47,9 +47,10 @@ from moot.models._whole_reply import WholeReplyStream
 
 __all__ = ["DeterministicModel", "Reply", "ScriptedCall", "ScriptedClient", "ScriptedModel", "count_words"]
 
-Reply = str | BaseModel | Mapping[str, Any] | Exception | Callable[[Sequence[LLMMessage]], str]
-"""A scripted reply: text, a model/dict (sent as JSON), an exception to raise, or a function of the prompt
-(called with the requested schema too when it takes two arguments)."""
+Reply = str | BaseModel | Mapping[str, Any] | Exception | Callable[[Sequence[LLMMessage]], str] | CreateResult
+"""A scripted reply: text, a model/dict (sent as JSON), an exception to raise, a function of the prompt
+(called with the requested schema too when it takes two arguments), or a whole CreateResult returned as it is
+(a reply cut off at max_tokens, a cache hit)."""
 
 _INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
@@ -105,7 +106,10 @@ class ScriptedClient(WholeReplyStream, ChatCompletionClient):
                 f"unexpected call #{len(self.calls)} to the scripted model of {self.agent!r}: "
                 f"its script is used up (last message: {last!r})"
             )
-        text = self._render(self.replies.popleft(), messages, json_output)
+        reply = self.replies.popleft()
+        if isinstance(reply, CreateResult):
+            return reply
+        text = self._render(reply, messages, json_output)
         usage = RequestUsage(
             prompt_tokens=sum(count_words(_message_text(m)) for m in messages),
             completion_tokens=count_words(text),

@@ -181,7 +181,7 @@ BAD = [
         "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops]\narbiter: majority_vote\n"
         "termination: consensus | maxrounds(3)\n",
         "teams/panel.yaml:6: termination: stop expression 'consensus | maxrounds(3)', column 13: unknown condition "
-        "'maxrounds'; conditions: consensus, max_rounds, max_steps, no_improvement",
+        "'maxrounds'; conditions: consensus, cost_budget, max_rounds, max_steps",
     ),
     (
         "teams/panel.yaml",

@@ -23,7 +23,7 @@ from autogen_core.models import UserMessage
 from moot import Critique, Reflection, RoleAgent, role
 from moot.conditions import Consensus, MaxRounds
 from moot.errors import ConfigError, TransientModelError
-from moot.messages import RoundCompleted
+from moot.messages import RoundCompleted, TurnFailed
 from moot.models._retry import RetryingClient, RetryPolicy
 from moot.store import RunStore
 from moot.teams import Debate
@@ -77,6 +77,8 @@ def shape(message: object) -> tuple[object, ...]:
     """A message reduced to what the turn order is about: kind, speaker, round."""
     if isinstance(message, RoundCompleted):
         return ("round", message.round)
+    if isinstance(message, TurnFailed):  # a turn out of retries: its spent calls, recorded
+        return ("failed", message.source)
     assert isinstance(message, BaseChatMessage), message
     kind = message.metadata.get("moot_kind")
     if kind in ("draft", "position"):
@@ -101,6 +103,10 @@ def expected_order(team: MootTeam) -> Iterator[tuple[object, ...]]:
 
 def check_order(team: MootTeam, outcome: str) -> None:
     shapes = [shape(m) for m in team.transcript]
+    ends = [s for s in shapes if s != ("verdict",)]
+    failed = [i for i, s in enumerate(ends) if s[0] == "failed"]
+    assert len(failed) <= 2 and all(i >= len(ends) - len(failed) for i in failed), "a failed turn ends the turns"
+    shapes = [s for s in shapes if s[0] != "failed"]
     verdicts = [i for i, s in enumerate(shapes) if s == ("verdict",)]
     assert verdicts in ([], [len(shapes) - 1]), "a verdict, if any, is the one last message"
     turns = shapes[: len(shapes) - len(verdicts)]

@@ -88,7 +88,7 @@ async def test_a_reply_cut_at_max_tokens_says_so_instead_of_blaming_the_json():
     agent = RoleAgent(role("critic"), client)
     with pytest.raises(MalformedOutputError) as caught:
         await agent.on_messages([TextMessage(content="Review this.", source="user")], CancellationToken())
-    assert "stopped at the max_tokens cap before it was complete" in caught.value.last_error
+    assert "stopped at the client's max_tokens cap before it was complete" in caught.value.last_error
     feedback = client.calls[-1].messages[-1].content
     assert "max_tokens cap" in feedback
 

@@ -403,3 +403,21 @@ def test_an_answer_outside_the_options_is_a_one_line_error(tmp_path):
     with pytest.raises(ConfigError, match=r"answer 'Maybe' is not one of the options Yes, No") as caught:
         load_suite(str(path))
     assert "\n" not in str(caught.value)
+
+
+def test_rows_and_arms_carry_their_cost_when_every_model_has_a_price(sums, tmp_path, model):
+    m = model()
+    priced = CompareOptions(
+        suite=str(sums), arms=["single", "reflection"], models=[f"{m.spec}?price_in=1000&price_out=2000"],
+        out=tmp_path / "out",
+    )  # fmt: skip
+    comparison = run(priced)
+    for row in comparison.rows:
+        expected = (row.billed_prompt_tokens * 1000 + row.billed_completion_tokens * 2000) / 1_000_000
+        assert row.cost_usd == pytest.approx(expected) and row.cost_usd > 0
+    report = build_report(comparison)
+    single = report.arms[0]
+    assert single.mean_cost_usd == pytest.approx(sum(r.cost_usd for r in comparison.rows if r.arm == "single") / 4)
+    assert "cost/item" in write_report(report, tmp_path / "out").markdown.read_text()
+    unpriced = build_report(run(options(sums, tmp_path / "free", m, arms=["single"])))
+    assert unpriced.arms[0].mean_cost_usd == 0.0  # a scripted model without a price is free

@@ -136,7 +136,8 @@ def test_spec_forbids_extra_fields():
         ("local@-0.1", "temperature: Input should be greater than or equal to 0"),
         (
             "local?colour=red",
-            "unknown option 'colour'; valid options: seed, max_tokens, timeout, base_url, api_key_env, temperature",
+            "unknown option 'colour'; valid options: seed, max_tokens, timeout, base_url, api_key_env, price_in, "
+            "price_out, temperature",
         ),
         ("local?seed=x", "seed must be an integer, got 'x'"),
         ("local?seed", "query must be key=value pairs"),

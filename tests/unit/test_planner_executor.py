@@ -256,6 +256,11 @@ async def test_a_refusal_fails_the_step_and_is_fed_back_to_planner_and_executor(
     ]
     assert result.steps[0].output == refusal
     assert [(r.tool, r.decision) for r in result.audit] == [("write_file", "denied"), ("echo", "allowed")]
+    assert result.completed is False  # the revised plan passed, but the note was never written
+    assert result.stop_reason == (
+        "plan incomplete: step 1 (write notes.txt) was denied: write_file did not run; "
+        "the revised plan's 1 step passed its check"
+    )
     assert f"Reason: {refusal}" in prompts(model, "planner")[1]
     assert (
         "write_file(path: string, content: string): Write a text file in the work directory. [needs approval]"

@@ -53,7 +53,7 @@ async def test_run_stream_yields_task_then_messages_then_result(critique, reflec
         ("StructuredMessage[Critique]", "critic", "90 accept"),
         ("RoundCompleted", "reflection", "round 2 completed, score 90"),
     ]
-    assert items[1].metadata == {"moot_kind": "draft", "round": "1"}
+    assert {k: items[1].metadata[k] for k in ("moot_kind", "round")} == {"moot_kind": "draft", "round": "1"}
     assert result.messages == items[:-1]
 
 

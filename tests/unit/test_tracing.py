@@ -130,7 +130,15 @@ async def test_model_calls_carry_the_exact_prompt_reply_and_tokens():
     calls = [e for e in events if e.kind == "model_call" and e.name == "critic"]
     seen = model.calls("critic")
     assert [e.messages for e in calls] == [[m.model_dump(mode="json") for m in c.messages] for c in seen]
-    assert calls[0].output == "not json" and calls[0].attributes == {"json_output": "Critique"}
+    assert calls[0].output == "not json" and calls[0].attributes == {
+        "json_output": "Critique",
+        "model": "scripted:default",
+        "temperature": None,
+        "seed": None,
+        "max_tokens": 1024,
+        "cached": False,
+        "finish_reason": "stop",
+    }
     assert len(calls[1].messages) == len(calls[0].messages) + 2  # the bad reply and the feedback were sent back
     turns = {e.span_id: e for e in events if e.kind == "turn"}
     for e in events:

@@ -6,14 +6,18 @@ from moot.conditions._base import MootCondition
 from moot.conditions._bounds import RoundCap, bounded_stop
 from moot.conditions._budget import TokenBudget, WallClock
 from moot.conditions._consensus import Consensus
+from moot.conditions._cost import CostBudget
 from moot.conditions._expression import CONDITIONS, ExpressionError, parse_stop
 from moot.conditions._progress import NoProgress
+from moot.conditions._round_end import AtRoundEnd
 from moot.conditions._rounds import MaxRounds, NoImprovement, ScoreThreshold
 from moot.conditions._steps import MaxSteps
 
 __all__ = [
     "CONDITIONS",
+    "AtRoundEnd",
     "Consensus",
+    "CostBudget",
     "ExpressionError",
     "MaxRounds",
     "MaxSteps",

@@ -5,7 +5,8 @@ from a debate) would let a run go on forever: it is refused at construction.
 A condition that can fire but need not (a quality threshold the work never
 reaches) gets a hard round cap beside it, named in the stop reason when it
 is what ends the run. AutoGen's own conditions are taken as able to fire;
-its message, token and time limits as bounds.
+its message, token and time limits as bounds. They are checked at round
+ends only (see :class:`AtRoundEnd`), so a round they end is whole.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from autogen_agentchat.conditions import MaxMessageTermination, TimeoutTerminati
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 
 from moot.conditions._base import MootCondition
+from moot.conditions._round_end import AtRoundEnd
 from moot.conditions._rounds import MaxRounds
 from moot.errors import ConfigError
 
-__all__ = ["HARD_ROUND_CAP", "RoundCap", "bounded_stop", "can_fire", "is_bounded"]
+__all__ = ["HARD_ROUND_CAP", "RoundCap", "at_round_ends", "bounded_stop", "can_fire", "is_bounded"]
 
 HARD_ROUND_CAP = 100
 _AUTOGEN_BOUNDS = (MaxMessageTermination, TimeoutTermination, TokenUsageTermination)
@@ -44,6 +46,8 @@ def _holds(
     theirs: Callable[[TerminationCondition], bool],
 ) -> bool:
     """A property of a composed condition: any branch of ``|``, every branch of ``&``, else of the condition."""
+    if isinstance(condition, AtRoundEnd):
+        condition = condition.condition
     parts = list(getattr(condition, "_conditions", []))
     if isinstance(condition, OrTerminationCondition):
         return any(_holds(part, ours, theirs) for part in parts)
@@ -62,13 +66,27 @@ def is_bounded(condition: TerminationCondition, signals: frozenset[str]) -> bool
     return _holds(condition, lambda c: c.bounds and can_fire(c, signals), lambda c: isinstance(c, _AUTOGEN_BOUNDS))
 
 
+def at_round_ends(condition: TerminationCondition) -> TerminationCondition:
+    """``condition`` with each of AutoGen's own conditions in it wrapped in :class:`AtRoundEnd`."""
+    if isinstance(condition, MootCondition | AtRoundEnd):
+        return condition
+    parts = [at_round_ends(part) for part in getattr(condition, "_conditions", [])]
+    if isinstance(condition, OrTerminationCondition):
+        return OrTerminationCondition(*parts)
+    if isinstance(condition, AndTerminationCondition):
+        return AndTerminationCondition(*parts)
+    return AtRoundEnd(condition)
+
+
 def bounded_stop(condition: TerminationCondition, team: str, signals: frozenset[str]) -> TerminationCondition:
-    """``condition`` as a team runs it: refused if it cannot fire, given a hard cap if it has no bound."""
+    """``condition`` as a team runs it: refused if it cannot fire, given a hard cap if it has no bound, with
+    AutoGen's own conditions checked at round ends."""
     if not can_fire(condition, signals):
         reports = ", ".join(sorted(signals)) or "neither scores, agreement nor steps"
         raise ConfigError(
             f"stop condition {type(condition).__name__} can never fire for a {team}: it waits for a round "
             f"value the team never reports (a {team} reports {reports}); add a bound, "
-            "e.g. stop=... | MaxRounds(5) | TokenBudget(40000)"
+            "e.g. stop=... | MaxRounds(5) | TokenBudget(40000) | CostBudget(0.50)"
         )
+    condition = at_round_ends(condition)
     return condition if is_bounded(condition, signals) else condition | RoundCap(HARD_ROUND_CAP)

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from moot.conditions._budget import TokenBudget, WallClock
 from moot.conditions._consensus import Consensus
+from moot.conditions._cost import CostBudget
 from moot.conditions._progress import NoProgress
 from moot.conditions._rounds import MaxRounds, NoImprovement, ScoreThreshold
 from moot.conditions._steps import MaxSteps
@@ -30,6 +31,7 @@ __all__ = ["CONDITIONS", "ExpressionError", "parse_stop"]
 
 CONDITIONS: dict[str, Callable[..., TerminationCondition]] = {
     "consensus": Consensus,
+    "cost_budget": CostBudget,
     "max_rounds": MaxRounds,
     "max_steps": MaxSteps,
     "no_improvement": NoImprovement,

@@ -16,7 +16,6 @@ Add suites with :func:`register_suite` (or a JSONL/YAML file) and arms with
 
 from moot.harness import _sampling, _team_arms  # noqa: F401  (registers the built-in arms)
 from moot.harness._arm import ARM_FORMS, Arm, Attempt, Reply, ask, build_arm, known_arms, register_arm
-from moot.harness._calls import Meter
 from moot.harness._context import MODEL_ROLES, RowContext
 from moot.harness._items import AnswerFormat, CodeTask, Item, Score, ScoreContext, Scorer, Suite
 from moot.harness._report import ArmSummary, PairSummary, Report, build_report
@@ -35,6 +34,7 @@ from moot.harness._stats import (
 from moot.harness._suites import SUITE_FORMS, load_suite, register_suite
 from moot.harness._team_arms import DebateArm, ReflectionArm, TestReflectionArm
 from moot.harness._write import ReportFiles, write_report
+from moot.models import Meter
 
 __all__ = [
     "ARM_FORMS",

@@ -1,4 +1,5 @@
-"""Every model call of a comparison goes through here: a per-endpoint limit, a persistent cache, two meters.
+"""Every model call of a comparison goes through here: a per-endpoint limit, a persistent cache, two meters
+(:class:`moot.models.Meter`).
 
 The stack for one agent in one row (outermost first)::
 
@@ -25,18 +26,17 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Protocol
 
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, RequestUsage
+from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
 
-from moot.harness._results import TokenTotals
 from moot.models import ModelSpec
 from moot.models._delegating import DelegatingClient
+from moot.models._meter import Meter
 from moot.models._whole_reply import WholeReplyStream
 
-__all__ = ["CallCache", "ClientFactory", "EndpointLimits", "Meter", "endpoint_of", "spec_label"]
+__all__ = ["CallCache", "ClientFactory", "EndpointLimits", "endpoint_of", "spec_label"]
 
 BaseClientFactory = Callable[[ModelSpec, str], ChatCompletionClient]
 
@@ -56,31 +56,6 @@ def endpoint_of(spec: ModelSpec) -> str:
     return "local"
 
 
-@dataclass
-class Meter(TokenTotals):
-    """Calls and tokens of one row (or of its scoring): logical = all calls, billed = calls that reached a model."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    billed_calls: int = 0
-    billed_prompt_tokens: int = 0
-    billed_completion_tokens: int = 0
-
-    def add(self, usage: RequestUsage, *, billed: bool) -> None:
-        if billed:
-            self.billed_calls += 1
-            self.billed_prompt_tokens += usage.prompt_tokens
-            self.billed_completion_tokens += usage.completion_tokens
-        else:
-            self.calls += 1
-            self.prompt_tokens += usage.prompt_tokens
-            self.completion_tokens += usage.completion_tokens
-
-    def __add__(self, other: Meter) -> Meter:
-        return Meter(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
-
-
 class _Delegating(WholeReplyStream, DelegatingClient):
     """Passes everything to ``inner``, which may be shared (the embedded model is): its owner closes it."""
 
@@ -89,13 +64,18 @@ class _Delegating(WholeReplyStream, DelegatingClient):
 
 
 class _Metered(_Delegating):
-    def __init__(self, inner: ChatCompletionClient, meter: Meter, *, billed: bool) -> None:
+    def __init__(self, inner: ChatCompletionClient, meter: Meter, *, billed: ModelSpec | None) -> None:
+        """``billed``: the spec whose price billed calls cost; None meters the logical side."""
         super().__init__(inner)
         self.meter, self.billed = meter, billed
 
     async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
         result = await super().create(messages, **kwargs)
-        self.meter.add(result.usage, billed=self.billed)
+        if self.billed is None:
+            self.meter.add(result.usage, billed=False)
+        else:
+            cost = self.billed.cost(result.usage.prompt_tokens, result.usage.completion_tokens)
+            self.meter.add(result.usage, billed=True, cost=cost)
         return result
 
 
@@ -174,7 +154,7 @@ class ClientFactory:
         from autogen_ext.models.cache import ChatCompletionCache
 
         inner: ChatCompletionClient = _Limited(self.base(spec, agent), self.limits(endpoint_of(spec)))
-        inner = _Metered(inner, meter, billed=True)
+        inner = _Metered(inner, meter, billed=spec)
         if self.cache is not None:
             inner = ChatCompletionCache(inner, self.cache.store(spec))
-        return _Metered(inner, meter, billed=False)
+        return _Metered(inner, meter, billed=None)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from moot.harness._calls import ClientFactory, Meter
-from moot.models import ModelSpec
+from moot.harness._calls import ClientFactory
+from moot.models import Meter, ModelSpec
 from moot.roles import Role, RoleAgent
 from moot.scenario import RoleModels
 from moot.tools import SandboxRunner, run_tests

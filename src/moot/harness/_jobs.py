@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from moot._redact import redact
 from moot.errors import ConfigError
-from moot.harness._calls import ClientFactory, Meter
+from moot.harness._calls import ClientFactory
 from moot.harness._context import RowContext
 from moot.harness._items import Item, ScoreContext
 from moot.harness._results import ResultRow
+from moot.models import Meter
 from moot.scenario import RoleModels
 from moot.tools import SandboxRunner
 
@@ -108,6 +109,7 @@ def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> d
         "billed_calls": meter.billed_calls,
         "scoring_calls": scoring.calls,
         "scoring_billed_calls": scoring.billed_calls,
+        "cost_usd": meter.cost,
         "wall_seconds": round(seconds, 3),
         "trace_ids": traces,
     }

@@ -71,6 +71,10 @@ def tables(report: Report) -> Tables:
          _p(p.p_value), _p(p.p_holm), f"{p.a_only} / {p.b_only}" if report.binary else "–"]
         for p in report.pairs
     ]  # fmt: skip
+    if any(a.mean_cost_usd is not None for a in report.arms):  # only when prices are known
+        arm_head.insert(9, "cost/item")
+        for arm, row in zip(report.arms, arm_rows, strict=True):
+            row.insert(9, "–" if arm.mean_cost_usd is None else f"${arm.mean_cost_usd:.4g}")
     return Tables((arm_head, arm_rows), (pair_head, pair_rows), _notes(report))
 
 

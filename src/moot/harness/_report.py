@@ -38,6 +38,8 @@ class ArmSummary(BaseModel):
     mean_billed_tokens: float
     mean_calls: float
     mean_billed_calls: float
+    mean_cost_usd: float | None = None
+    """What an item cost the arm in USD (billed calls only); None unless every model of the arm has a price."""
     mean_wall_seconds: float
     total_wall_seconds: float
     accuracy_per_1k_tokens: float
@@ -50,6 +52,11 @@ class ArmSummary(BaseModel):
     mean_first_round_diversity: float | None = None
     signals: dict[str, float] = {}
     """How a debate arm got its answers (conformity, evidence, cost per round); see ``debate_signals``."""
+
+
+def _priced(rows: Sequence[ResultRow]) -> bool:
+    """Whether every row knows its cost (a row from before prices, or with an unpriced model, does not)."""
+    return bool(rows) and all(r.cost_usd is not None for r in rows)
 
 
 class PairSummary(BaseModel):
@@ -111,6 +118,7 @@ def _arm_summary(label: str, name: str, settings: dict[str, Any], rows: list[Res
         mean_billed_tokens=_mean([r.billed_tokens for r in done]),
         mean_calls=_mean([r.model_calls for r in done]),
         mean_billed_calls=_mean([r.billed_calls for r in done]),
+        mean_cost_usd=_mean([r.cost_usd for r in done if r.cost_usd is not None]) if _priced(done) else None,
         mean_wall_seconds=_mean([r.wall_seconds for r in done]),
         total_wall_seconds=sum(r.wall_seconds for r in rows),
         accuracy_per_1k_tokens=accuracy.estimate / (tokens / 1000) if tokens and tokens > 0 else math.nan,

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from moot.errors import ConfigError
+from moot.models._meter import TokenTotals
 
 __all__ = ["ResultRow", "ResultStore", "TokenTotals", "arm_key"]
 
@@ -28,7 +29,7 @@ _COLUMNS = (
     "suite", "item", "arm_key", "arm", "settings", "models", "status", "answer", "score", "score_detail",
     "prompt_tokens", "completion_tokens", "billed_prompt_tokens", "billed_completion_tokens", "model_calls",
     "billed_calls", "scoring_calls", "scoring_billed_calls", "wall_seconds", "rounds", "stop_reason",
-    "parse_failures", "partial", "metrics", "error", "trace_ids", "finished_at",
+    "parse_failures", "partial", "metrics", "error", "trace_ids", "finished_at", "cost_usd",
 )  # fmt: skip
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS rows (
@@ -42,6 +43,7 @@ CREATE TABLE IF NOT EXISTS rows (
     wall_seconds REAL NOT NULL DEFAULT 0, rounds INTEGER NOT NULL DEFAULT 0, stop_reason TEXT NOT NULL DEFAULT '',
     parse_failures INTEGER NOT NULL DEFAULT 0, partial INTEGER NOT NULL DEFAULT 0,
     metrics TEXT NOT NULL DEFAULT '{{}}', error TEXT, trace_ids TEXT NOT NULL DEFAULT '[]', finished_at TEXT NOT NULL,
+    cost_usd REAL,
     PRIMARY KEY (suite, item, arm_key)
 );
 PRAGMA user_version = {SCHEMA_VERSION};
@@ -52,23 +54,6 @@ def arm_key(name: str, settings: Mapping[str, Any], models: Mapping[str, str]) -
     """What makes two rows comparable: the arm, its settings and every model spec it may use."""
     text = json.dumps({"arm": name, "settings": settings, "models": models}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
-
-
-class TokenTotals:
-    """Mixin: logical and billed token totals from the four prompt/completion counters a class defines."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    billed_prompt_tokens: int
-    billed_completion_tokens: int
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    @property
-    def billed_tokens(self) -> int:
-        return self.billed_prompt_tokens + self.billed_completion_tokens
 
 
 class ResultRow(TokenTotals, BaseModel):
@@ -95,6 +80,8 @@ class ResultRow(TokenTotals, BaseModel):
     """Calls that reached a model (cache misses)."""
     scoring_calls: int = 0
     scoring_billed_calls: int = 0
+    cost_usd: float | None = None
+    """What the arm's billed calls cost in USD (scoring excluded); None when a model has no price."""
     wall_seconds: float = 0.0
     """The arm's wall time on this item (waits for a busy endpoint included, scoring excluded)."""
     rounds: int = 0
@@ -127,6 +114,9 @@ class ResultStore:
             if version not in (0, SCHEMA_VERSION):
                 raise ConfigError(f"results file {path} has schema version {version}; this moot reads {SCHEMA_VERSION}")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(rows)")}
+            if "cost_usd" not in columns:  # a results file written before rows had a cost
+                self._db.execute("ALTER TABLE rows ADD COLUMN cost_usd REAL")
         except (OSError, sqlite3.DatabaseError) as exc:
             raise ConfigError(f"cannot use results file {path}: {exc}") from None
 

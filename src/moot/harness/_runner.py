@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import ConfigError
 from moot.harness._arm import Arm, build_arm
-from moot.harness._calls import BaseClientFactory, Meter, endpoint_of
+from moot.harness._calls import BaseClientFactory, endpoint_of
 from moot.harness._context import MODEL_ROLES
 from moot.harness._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness._items import Item, Suite
@@ -37,7 +37,7 @@ from moot.harness._results import ResultRow, ResultStore, arm_key
 from moot.harness._sampling import SelfConsistency
 from moot.harness._stats import matched_k
 from moot.harness._suites import load_suite
-from moot.models import ModelSpec
+from moot.models import Meter, ModelSpec
 from moot.scenario import RoleModels, parse_model_options
 from moot.tools import SandboxRunner, run_tests
 

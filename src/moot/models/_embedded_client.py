@@ -18,7 +18,6 @@ from moot.models._whole_reply import WholeReplyStream
 _MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
 )
-DEFAULT_TEMPERATURE = 0.2
 GRAMMAR_MAX_LENGTH = 800
 
 
@@ -86,7 +85,7 @@ class EmbeddedClient(WholeReplyStream, LlamaCppChatCompletionClient):
 
     def sampling_args(self) -> dict[str, Any]:
         args: dict[str, Any] = {"max_tokens": self._spec.effective_max_tokens}
-        args["temperature"] = self._spec.temperature if self._spec.temperature is not None else DEFAULT_TEMPERATURE
+        args["temperature"] = self._spec.effective_temperature
         if self._spec.seed is not None:
             args["seed"] = self._spec.seed
         return args

@@ -22,12 +22,19 @@ __all__ = ["PROVIDERS", "SPEC_FORM", "ModelSpec"]
 
 Provider = Literal["local", "openai", "scripted"]
 PROVIDERS: tuple[str, ...] = ("local", "openai", "scripted")
-SPEC_FORM = "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&timeout=S&base_url=URL&api_key_env=VAR]"
-_QUERY_KEYS = ("seed", "max_tokens", "timeout", "base_url", "api_key_env", "temperature")
-_NUMBERS = {"seed": int, "max_tokens": int, "temperature": float, "timeout": float}
+SPEC_FORM = (
+    "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&timeout=S&base_url=URL&api_key_env=VAR"
+    "&price_in=USD&price_out=USD]"
+)
+_QUERY_KEYS = ("seed", "max_tokens", "timeout", "base_url", "api_key_env", "price_in", "price_out", "temperature")
+_NUMBERS = {
+    "seed": int, "max_tokens": int, "temperature": float, "timeout": float, "price_in": float, "price_out": float
+}  # fmt: skip
 NETWORK_TIMEOUT = 120.0
 """Seconds one call to a network model may take by default: a server that accepts and never answers costs at
 most this times the retry attempts, not the SDK's ten minutes each."""
+LOCAL_TEMPERATURE = 0.2
+"""The embedded model's temperature when a spec sets none."""
 # Fields that only make sense together with the provider that set them.
 _ENDPOINT_FIELDS = ("model", "base_url", "api_key_env")
 
@@ -62,6 +69,10 @@ class ModelSpec(BaseModel):
     """OpenAI-compatible endpoint, e.g. ``http://127.0.0.1:8000/v1``: an http(s) URL with a host."""
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """*Name* of the environment variable holding the API key; the key itself is never stored."""
+    price_in: float | None = Field(default=None, ge=0)
+    """USD per million prompt tokens (``?price_in=0.15``); the embedded and scripted models cost 0."""
+    price_out: float | None = Field(default=None, ge=0)
+    """USD per million completion tokens (``?price_out=0.60``)."""
 
     @field_validator("base_url")
     @classmethod
@@ -99,6 +110,35 @@ class ModelSpec(BaseModel):
     def effective_max_tokens(self) -> int:
         """The completion cap sent with every call: an uncapped local call runs to the context end."""
         return self.max_tokens or 1024
+
+    @property
+    def effective_temperature(self) -> float | None:
+        """The temperature every call uses; None: the server's own default (a network spec that sets none) or
+        none at all (a scripted model)."""
+        if self.temperature is not None or self.effective_provider != "local":
+            return self.temperature
+        return LOCAL_TEMPERATURE
+
+    def sampling(self) -> dict[str, object]:
+        """The settings a call runs with, as a trace records them: model, temperature, seed, max_tokens."""
+        return {
+            "model": self.effective_provider + (f":{self.model}" if self.model else ""),
+            "temperature": self.effective_temperature,
+            "seed": self.seed,
+            "max_tokens": self.effective_max_tokens,
+        }
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """What a billed call with these tokens costs in USD; None when the price is unknown.
+
+        A call costs what ``price_in``/``price_out`` say. Without them, the embedded and scripted
+        models cost nothing (they run here) and a network model's price is unknown; a scripted
+        model given a price lets a budget be tried out for free.
+        """
+        if self.price_in is None and self.price_out is None:
+            return None if self.effective_provider == "openai" else 0.0
+        price_in, price_out = self.price_in or 0.0, self.price_out or 0.0
+        return (prompt_tokens * price_in + completion_tokens * price_out) / 1_000_000
 
     @property
     def effective_timeout(self) -> float | None:

@@ -31,7 +31,8 @@ from autogen_core.models import (
 from pydantic import BaseModel, ValidationError
 
 from moot.errors import MalformedOutputError
-from moot.models import ModelSpec
+from moot.models import Meter, ModelSpec
+from moot.models._meter import meter_metadata
 from moot.roles._fit import fit_text_lengths
 from moot.roles._prompts import schema_hint
 from moot.roles._role import Role, import_output_type
@@ -97,11 +98,9 @@ def _schema(output: type[BaseModel]) -> dict[str, Any]:
     return output.model_json_schema()
 
 
-def add_usage(a: RequestUsage, b: RequestUsage) -> RequestUsage:
-    return RequestUsage(
-        prompt_tokens=a.prompt_tokens + b.prompt_tokens,
-        completion_tokens=a.completion_tokens + b.completion_tokens,
-    )
+def _logical(meter: Meter) -> RequestUsage:
+    """A turn's ``models_usage``: the logical tokens of every call it made."""
+    return RequestUsage(prompt_tokens=meter.prompt_tokens, completion_tokens=meter.completion_tokens)
 
 
 class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
@@ -151,15 +150,25 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         Teams use the override when a turn needs a stricter schema than the
         role's default (a debate's later rounds require a rebuttal). The reply
         is always reported as the role's own type when it has one, so saved
-        transcripts only ever hold registered message types.
+        transcripts only ever hold registered message types. The message
+        carries every call the turn made (see :mod:`moot.models._meter`):
+        ``models_usage`` the logical tokens, failed attempts included, and its
+        metadata the calls, billed tokens and cost.
         """
         output = output_type or self.role.output_type
         prompt: list[LLMMessage] = [self.system_message(output), *self._with_persona(messages)]
+        meter = Meter()
         if output is None:
-            result = await self._call(prompt, None, cancellation_token)
-            text = str(result.content)
-            return Response(chat_message=TextMessage(content=text, source=self.name, models_usage=result.usage))
-        return await self._structured(prompt, output, cancellation_token)
+            result = await self._call(prompt, None, cancellation_token, meter)
+            return Response(
+                chat_message=TextMessage(
+                    content=str(result.content),
+                    source=self.name,
+                    models_usage=_logical(meter),
+                    metadata=meter_metadata(meter),
+                )
+            )
+        return await self._structured(prompt, output, cancellation_token, meter)
 
     def _with_persona(self, messages: Sequence[BaseChatMessage]) -> list[LLMMessage]:
         """The request as model messages, the persona closing the last one (see Role for why it goes last)."""
@@ -170,35 +179,46 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         return converted
 
     async def _call(
-        self, prompt: list[LLMMessage], output: type[BaseModel] | None, token: CancellationToken
+        self, prompt: list[LLMMessage], output: type[BaseModel] | None, token: CancellationToken, meter: Meter
     ) -> CreateResult:
+        """One model call, counted in ``meter`` and traced with the settings it ran with."""
         json_output: bool | type[BaseModel] | None = None
         if output is not None:
             info = self.model_client.model_info
             json_output = output if info.get("structured_output") else (True if info.get("json_output") else None)
-        with traced("model_call", self.name, json_output=getattr(json_output, "__name__", str(json_output))) as span:
+        kind = getattr(json_output, "__name__", str(json_output))
+        with traced("model_call", self.name, json_output=kind, **self._sampling()) as span:
             result = await self.model_client.create(prompt, json_output=json_output, cancellation_token=token)
+            meter.add(result.usage, billed=False)
+            if not result.cached:
+                cost = self.spec.cost(result.usage.prompt_tokens, result.usage.completion_tokens) if self.spec else None
+                meter.add(result.usage, billed=True, cost=cost)
             if span is not None:
                 span.messages = [m.model_dump(mode="json") for m in prompt]
                 span.output = str(result.content)
                 span.prompt_tokens, span.completion_tokens = result.usage.prompt_tokens, result.usage.completion_tokens
+                span.attributes.update(cached=result.cached, finish_reason=result.finish_reason)
             return result
 
+    def _sampling(self) -> dict[str, object]:
+        """The settings this agent's calls run with; an agent on a ready client knows only the client's model."""
+        if self.spec is not None:
+            return self.spec.sampling()
+        return {"model": str(self.model_client.model_info.get("family", type(self.model_client).__name__))}
+
     async def _structured(
-        self, prompt: list[LLMMessage], output: type[BaseModel], token: CancellationToken
+        self, prompt: list[LLMMessage], output: type[BaseModel], token: CancellationToken, meter: Meter
     ) -> Response:
-        usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
         error = ""
         for attempt in range(self.max_parse_retries + 1):
-            result = await self._call(prompt, output, token)
-            usage = add_usage(usage, result.usage)
+            result = await self._call(prompt, output, token, meter)
             text = str(result.content)
             try:
                 content = parse_structured(output, text)
             except (ValidationError, ValueError) as exc:
                 error = _one_line(exc) if isinstance(exc, ValidationError) else str(exc)
                 if result.finish_reason == "length":
-                    error = f"reply stopped at the max_tokens cap{self._cap()} before it was complete ({error})"
+                    error = f"{self._cap()} ({error})"
                 prompt = [*prompt, AssistantMessage(content=text, source=self.name), _feedback(error)]
                 continue
             reported = self.role.output_type or output
@@ -207,14 +227,20 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
             message = StructuredMessage[reported](  # type: ignore[valid-type]
                 content=content,
                 source=self.name,
-                models_usage=usage,
-                metadata={"parse_failures": str(attempt)},
+                models_usage=_logical(meter),
+                metadata={**meter_metadata(meter), "parse_failures": str(attempt)},
             )
             return Response(chat_message=message)
-        raise MalformedOutputError(self.name, self.max_parse_retries + 1, error)
+        raise MalformedOutputError(self.name, self.max_parse_retries + 1, error, spent=meter)
 
     def _cap(self) -> str:
-        return f" ({self.spec.effective_max_tokens} tokens)" if self.spec is not None else ""
+        """What a reply cut off by its token cap is told: that it hit the cap, and which one."""
+        if self.spec is None:
+            return "reply stopped at the client's max_tokens cap before it was complete"
+        return (
+            f"reply stopped at the max_tokens cap ({self.spec.effective_max_tokens} tokens, "
+            f"{'set by' if self.spec.max_tokens else 'the default of'} the model spec) before it was complete"
+        )
 
     async def on_messages_stream(
         self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken

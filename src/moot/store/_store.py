@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import platformdirs
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from moot._redact import redact
 from moot.errors import ConfigError, LeaseLostError, RunBusyError
+from moot.models import Meter
+from moot.models._meter import metered
 from moot.store._lease import Lease, me
 from moot.store._migrations import migrate, now
 
@@ -48,6 +50,8 @@ class RunRecord(BaseModel):
     turns: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    tokens: Meter = Field(default_factory=Meter)
+    """Calls and tokens of every turn, logical and billed (failed turns included), and their cost."""
 
 
 class TurnRecord(BaseModel):
@@ -245,11 +249,22 @@ class RunStore:
         if row is None:
             recent = ", ".join(r.id for r in self.list(limit=5)) or "none yet"
             raise ConfigError(f"unknown run {run_id!r}; recent runs: {recent}")
-        return _run(row)
+        return self._metered([_run(row)])[0]
 
     def list(self, limit: int = 20) -> list[RunRecord]:
         query = _RUN_QUERY + " GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?"
-        return [_run(row) for row in self._read(lambda db: db.execute(query, (limit,)).fetchall())]
+        return self._metered([_run(row) for row in self._read(lambda db: db.execute(query, (limit,)).fetchall())])
+
+    def _metered(self, records: list[RunRecord]) -> list[RunRecord]:
+        """The records with their meters, counted from their turns as a team counts its transcript."""
+        meters = {r.id: Meter() for r in records}
+        marks = ",".join("?" * len(records))
+        query = f"SELECT run_id, payload FROM turns WHERE run_id IN ({marks})"
+        found = self._read(lambda db: db.execute(query, list(meters)).fetchall()) if records else []
+        for run_id, payload in found:
+            message = json.loads(payload)
+            meters[run_id] += metered(message.get("models_usage"), message.get("metadata") or {})
+        return [r.model_copy(update={"tokens": meters[r.id]}) for r in records]
 
     def last_unfinished(self) -> RunRecord | None:
         """The newest run that can be resumed now: unfinished, and not driven by a live process."""

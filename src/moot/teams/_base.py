@@ -21,14 +21,14 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from autogen_agentchat.base import ChatAgent, TaskResult, Team, TerminationCondition
-from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StopMessage, TextMessage
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StopMessage, TextMessage
 from autogen_core import CancellationToken
 from pydantic import BaseModel
 
 from moot._redact import redact
 from moot.conditions import bounded_stop
 from moot.errors import ConfigError, MalformedOutputError, ToolFaultError, TransientModelError
-from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
+from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted, message_factory
 from moot.roles import RoleAgent
 from moot.teams._hooks import RunInfo, TeamHooks
 from moot.teams._human import (
@@ -41,7 +41,7 @@ from moot.teams._human import (
     unanswered,
     with_human_note,
 )
-from moot.teams._records import MootResult
+from moot.teams._records import MootResult, account, failed_turn
 from moot.tracing import TraceEvent, Tracer, TraceSink, default_trace_dir, traced
 
 Message = BaseAgentEvent | BaseChatMessage
@@ -130,6 +130,10 @@ class MootTeam(Team):
                 span.prompt_tokens = message.models_usage.prompt_tokens
                 span.completion_tokens = message.models_usage.completion_tokens
             return message
+
+    @abstractmethod
+    def _agents(self) -> list[ChatAgent]:
+        """The team's agents: whose model specs a run records."""
 
     def _on_fault(self, error: MootFault) -> None:
         """Account for a turn that failed for good: malformed output, a broken tool, a model out of retries."""
@@ -246,6 +250,7 @@ class MootTeam(Team):
             await self._stop.reset()
         self.waiting_for = ctl.suspended_at
         result = self._result(produced, ctl.stop_reason or self._done_reason(), ctl.partial)
+        account(result, self.transcript)
         result.run_id = self.run_id if self.record or self.hooks else None
         yield result
 
@@ -293,6 +298,10 @@ class MootTeam(Team):
         except (MalformedOutputError, ToolFaultError, TransientModelError) as exc:
             self._on_fault(exc)
             ctl.stop_reason, ctl.partial = redact(f"error: {exc}"), True
+            failed = failed_turn(exc) if isinstance(exc, MalformedOutputError) else None
+            if failed is not None:
+                await self._emit([failed], produced)
+                yield failed
         finally:
             await turns.aclose()
 
@@ -368,10 +377,15 @@ class MootTeam(Team):
 
             self.hooks.append(RunRecorder(RunStore.shared(self.store_path)))
         info = RunInfo(team=self.name, task=self._task_text(), **self.run_info)
+        info.models = info.models or self._model_specs()
         info.config, info.force = self._run_config(info), self._force_resume
         self._force_resume = False
         for hook in self.hooks:
             await hook.on_run_start(self.run_id, info, resumed)
+
+    def _model_specs(self) -> dict[str, str]:
+        """Each agent's model spec, for a run started from code (the CLI records the specs by role itself)."""
+        return {a.name: str(a.spec) for a in self._agents() if isinstance(a, RoleAgent) and a.spec is not None}
 
     def _run_config(self, info: RunInfo) -> dict[str, Any]:
         """What a resumption must keep: the team's kind, its stop conditions, the models and options it ran with."""
@@ -405,7 +419,7 @@ class MootTeam(Team):
 
     async def load_state(self, state: Mapping[str, Any]) -> None:
         loaded = type(self.state).model_validate(state)
-        factory = self._message_factory()
+        factory = message_factory()
         self.transcript = [factory.create(m) for m in loaded.messages]
         loaded.messages = []
         self.state = loaded
@@ -417,10 +431,6 @@ class MootTeam(Team):
     def _derive(self, name: str) -> Any:
         """Rebuild the state field ``name`` (one of ``_derived_state``) from ``self.transcript``."""
         raise NotImplementedError(f"{type(self).__name__} declares {name!r} derived but cannot rebuild it")
-
-    @abstractmethod
-    def _message_factory(self) -> MessageFactory:
-        """A factory that rebuilds every message type this team emits."""
 
     async def resume(  # type: ignore[override]
         self, run_id: str | None = None, *, force: bool = False

@@ -26,14 +26,14 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
 from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import MalformedOutputError
-from moot.messages import RoundCompleted, message_factory
+from moot.messages import RoundCompleted
 from moot.roles import RoleAgent
 from moot.roles._candidate import CandidateChoice
 from moot.roles._position import with_options
@@ -274,6 +274,9 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             fingerprints={"candidates": fingerprint(*(f"{c.id}={c.evidence.behaviour}" for c in held))},
         )
 
+    def _agents(self) -> list[ChatAgent]:
+        return list(self.experts)
+
     def _on_fault(self, error: MootFault) -> None:
         if isinstance(error, MalformedOutputError):
             self.state.parse_failures += error.attempts
@@ -309,8 +312,6 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         )
 
     # ------------------------------------------------------------------ state
-    def _message_factory(self) -> MessageFactory:
-        return message_factory(StructuredMessage[CandidateChoice], StructuredMessage[ProgramRuling])
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> CodeDebateConfig:

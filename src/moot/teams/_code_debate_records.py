@@ -91,7 +91,6 @@ class CodeDebateResult(MootResult):
     candidates: list[Candidate] = []
     rounds: list[CodeRound] = []
     partial: bool = False
-    usage: Usage = {}
     metrics: CodeDebateMetrics | None = None
 
     @property

@@ -17,20 +17,20 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentBase, ComponentModel
 from pydantic import BaseModel
 
 from moot.arbiters import VOTES, Arbiter, MajorityVote, Verdict, WeightedVote, normalise_answer
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
-from moot.messages import RoundCompleted, message_factory
+from moot.messages import RoundCompleted
 from moot.roles import Opening, Position, Rebuttal, RoleAgent
 from moot.roles._position import claims_of, with_options, with_pattern
 from moot.roles._prompts import render
 from moot.teams._base import Message, MootFault, MootTeam, checked_experts
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
-from moot.teams._records import add_usage, fingerprint, total_usage
+from moot.teams._records import add_usage, failed_turn, fingerprint, total_usage
 
 __all__ = ["Debate"]
 
@@ -158,6 +158,9 @@ class Debate(MootTeam, Component[DebateConfig]):
             fingerprints={"positions": fingerprint(*answers)},
         )
 
+    def _agents(self) -> list[ChatAgent]:
+        return [*self.experts, *([self.arbiter] if isinstance(self.arbiter, ChatAgent) else [])]
+
     def _on_fault(self, error: MootFault) -> None:
         if isinstance(error, MalformedOutputError):
             self.state.parse_failures += error.attempts
@@ -178,13 +181,13 @@ class Debate(MootTeam, Component[DebateConfig]):
         shown = positions[:]
         rng.shuffle(shown)
         self.state.arbiter_order = [n for n, _ in shown]
-        message = await self._rule(shown, token)
+        message, failed = await self._rule(shown, token)
         message.metadata = {
             **message.metadata,
             "moot_kind": "verdict",
             "arbiter_order": ",".join(self.state.arbiter_order),
         }
-        yield [message]
+        yield [*failed, message]
 
     def _answering(self, base: type[BaseModel], field: str) -> type[BaseModel]:
         """``base`` with its answer ``field`` held to the debate's options, else to its answer pattern."""
@@ -192,25 +195,30 @@ class Debate(MootTeam, Component[DebateConfig]):
             with_options(base, field, self.options) if self.options else with_pattern(base, field, self.answer_pattern)
         )
 
-    async def _rule(self, shown: list[tuple[str, Position]], token: CancellationToken) -> BaseChatMessage:
+    async def _rule(
+        self, shown: list[tuple[str, Position]], token: CancellationToken
+    ) -> tuple[BaseChatMessage, list[Message]]:
+        """The verdict message, after the record of an arbiter turn that failed (its tokens were spent) if any."""
         task = self.state.task or ""
         if not isinstance(self.arbiter, RoleAgent):
-            return self._verdict_message(await self.arbiter.rule(task, shown), self.arbiter.name, None)
+            return self._verdict_message(await self.arbiter.rule(task, shown), self.arbiter.name, None), []
         prompt = render("turns/arbiter_rule", task=task, positions=shown, options=self.options)
         schema = self._answering(Verdict, "decision")
         try:
             message = await self._ask(self.arbiter, prompt, token, schema)
         except (MalformedOutputError, TransientModelError) as exc:
+            failed = failed_turn(exc) if isinstance(exc, MalformedOutputError) else None
             if isinstance(exc, MalformedOutputError):
                 self.state.parse_failures += exc.attempts
             fallback = await MajorityVote().rule(task, shown)
-            return self._verdict_message(fallback, MajorityVote.name, f"arbiter failed ({exc}); majority vote ruled")
+            reason = f"arbiter failed ({exc}); majority vote ruled"
+            return self._verdict_message(fallback, MajorityVote.name, reason), [failed] if failed else []
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Verdict)):
             raise TypeError(f"arbiter {self.arbiter.name!r} must answer with a Verdict, got {type(message).__name__}")
         self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
         # A ruling of the arbiter's own clears a fallback left by an earlier run of this debate.
         self.state.verdict, self.state.verdict_by, self.state.fallback_reason = message.content, self.arbiter.name, None
-        return message
+        return message, []
 
     def _verdict_message(self, verdict: Verdict, by: str, fallback: str | None) -> BaseChatMessage:
         self.state.verdict, self.state.verdict_by, self.state.fallback_reason = verdict, by, fallback
@@ -242,8 +250,6 @@ class Debate(MootTeam, Component[DebateConfig]):
         return usage
 
     # ------------------------------------------------------------------ state
-    def _message_factory(self) -> MessageFactory:
-        return message_factory(StructuredMessage[Position], StructuredMessage[Verdict])
 
     _derived_state = frozenset({"rounds"})  # every position is a turn: a checkpoint need not grow per round
 

@@ -121,7 +121,6 @@ class DebateResult(MootResult):
     """The (seeded, shuffled) order in which the arbiter saw the positions."""
     rounds: list[DebateRound] = []
     partial: bool = False
-    usage: Usage = {}
     metrics: DebateMetrics | None = None
 
     @property

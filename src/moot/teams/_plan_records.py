@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -86,7 +87,6 @@ class PlannerExecutorResult(MootResult):
     revisions: int = 0
     partial: bool = False
     """True when the run ended on a fault (malformed output, a broken tool)."""
-    usage: Usage = {}
     parse_failures: int = 0
 
     @property
@@ -114,6 +114,25 @@ def check_outcome(step: Step, record: AuditRecord) -> tuple[bool | None, str]:
     if step.check == "judge":
         return None, ""
     return True, f"{record.tool} ran without error"
+
+
+def unmet_denials(steps: Sequence[StepRecord]) -> list[StepRecord]:
+    """Steps whose call the permission policy (or a human) refused and no later step made with success.
+
+    A plan revised around a refusal can pass every check of its own and still leave the
+    refused action undone: such a plan is not complete.
+    """
+
+    def call_of(record: StepRecord) -> tuple[str, str]:
+        return record.call.tool, json.dumps(record.call.args, sort_keys=True)
+
+    done = {call_of(r) for r in steps if r.passed}
+    return [r for r in steps if r.decision in ("denied", "refused") and call_of(r) not in done]
+
+
+def denial_text(denied: Sequence[StepRecord]) -> str:
+    """Which steps were refused, and by whom, for a stop reason."""
+    return "; ".join(f"step {r.number} ({r.action}) was {r.decision}: {r.call.tool} did not run" for r in denied)
 
 
 def _clip(text: str, limit: int = 300) -> str:

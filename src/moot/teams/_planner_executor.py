@@ -29,13 +29,13 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from moot.conditions import MaxSteps, NoProgress, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError
-from moot.messages import HumanFeedbackGiven, RoundCompleted, StepFinished, ToolExecuted, message_factory
+from moot.messages import HumanFeedbackGiven, RoundCompleted, StepFinished, ToolExecuted
 from moot.roles import Plan, StepResult, ToolCall
 from moot.roles._agent import parse_structured
 from moot.roles._plan import plan_type, tool_call_type
@@ -47,7 +47,9 @@ from moot.teams._plan_records import (
     PlannerExecutorState,
     StepRecord,
     check_outcome,
+    denial_text,
     shown,
+    unmet_denials,
 )
 from moot.teams._records import add_usage, fingerprint
 from moot.tools import PermissionPolicy, Rule, Tool, ToolBox, ToolSource
@@ -162,6 +164,9 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
     def _done_reason(self) -> str:
         return self.state.done_reason or "the plan is complete"
 
+    def _agents(self) -> list[ChatAgent]:
+        return [self.planner, self.executor]
+
     def _on_fault(self, error: MootFault) -> None:
         if isinstance(error, MalformedOutputError):
             self.state.parse_failures += error.attempts
@@ -273,7 +278,10 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
             state.phase = "done"
             count = len([s for s in state.plan if s.revision == state.revisions])
             steps = "1 step passed its check" if count == 1 else f"{count} steps passed their checks"
+            denied = unmet_denials(state.steps)
             state.done_reason = f"plan completed: all {steps}"
+            if denied:
+                state.done_reason = f"plan incomplete: {denial_text(denied)}; the revised plan's {steps}"
         else:
             state.phase = "act"
         attempt = len(state.steps)
@@ -342,15 +350,12 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
             plan=plan,
             steps=[s.model_copy(deep=True) for s in state.steps],
             audit=[r.model_copy(deep=True) for r in state.audit],
-            completed=bool(latest) and all(s.status == "passed" for s in latest),
+            completed=bool(latest) and all(s.status == "passed" for s in latest) and not unmet_denials(state.steps),
             revisions=state.revisions,
             partial=partial,
             usage=dict(state.usage),
             parse_failures=state.parse_failures,
         )
-
-    def _message_factory(self) -> MessageFactory:
-        return message_factory()
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> PlannerExecutorConfig:

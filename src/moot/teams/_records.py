@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from autogen_agentchat.base import TaskResult
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core.models import RequestUsage
 from pydantic import BaseModel, Field
+
+from moot.errors import MalformedOutputError
+from moot.messages import TurnFailed
+from moot.models import Meter
+from moot.models._meter import meter_metadata, metered
 
 Usage = dict[str, RequestUsage]
 """Token usage keyed by agent name."""
@@ -18,6 +24,37 @@ class MootResult(TaskResult):
 
     run_id: str | None = None
     """The run in the store (``moot show RUN_ID``) and its trace id; None for a team with recording off."""
+    usage: Usage = {}
+    """Logical tokens per agent: every call, failed attempts and cache hits included."""
+    tokens: Meter = Field(default_factory=Meter)
+    """The task's calls and tokens in all, logical and billed, and what the billed ones cost."""
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the task's billed calls cost in USD; None when a model's price is unknown (see ModelSpec)."""
+        return self.tokens.cost
+
+
+def failed_turn(error: MalformedOutputError) -> TurnFailed | None:
+    """The transcript's record of a turn that failed for good, with what its calls spent; None if nothing was."""
+    if error.spent is None:
+        return None
+    spent = error.spent
+    return TurnFailed(
+        source=error.agent,
+        attempts=error.attempts,
+        error=error.last_error,
+        models_usage=RequestUsage(prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens),
+        metadata=meter_metadata(spent),
+    )
+
+
+def account(result: MootResult, transcript: Sequence[BaseAgentEvent | BaseChatMessage]) -> None:
+    """Complete a result's accounting from the whole transcript: failed turns' tokens, and the run's meter."""
+    for message in transcript:
+        if isinstance(message, TurnFailed):
+            add_usage(result.usage, message.source, message.models_usage)
+    result.tokens = sum((metered(m.models_usage, m.metadata) for m in transcript), Meter())
 
 
 def add_usage(usage: Usage, agent: str, extra: RequestUsage | None) -> None:

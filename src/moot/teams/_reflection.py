@@ -11,14 +11,14 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
 from moot._repr import reflection_blocks, to_html, to_markdown
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError
-from moot.messages import DRAFT, RoundCompleted, message_factory
+from moot.messages import DRAFT, RoundCompleted
 from moot.roles import Critique
 from moot.roles._prompts import render
 from moot.teams._base import Message, MootFault, MootTeam
@@ -54,7 +54,6 @@ class ReflectionResult(MootResult):
     rounds: list[ReflectionRound] = []
     partial: bool = False
     """True when the run ended on a fault: the answer is the best so far, labelled as such."""
-    usage: Usage = {}
     parse_failures: int = 0
 
     @property
@@ -144,6 +143,9 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
                 batch.append(self._round_event(self.state.rounds[-1]))
             yield batch
 
+    def _agents(self) -> list[ChatAgent]:
+        return [self.generator, *self.critics]
+
     def _on_fault(self, error: MootFault) -> None:
         if isinstance(error, MalformedOutputError):
             self.state.parse_failures += error.attempts
@@ -208,8 +210,6 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         )
 
     # ------------------------------------------------------------------ state
-    def _message_factory(self) -> MessageFactory:
-        return message_factory()
 
     _derived_state = frozenset({"rounds"})  # drafts and critiques are turns: a checkpoint need not grow per round
 
