@@ -253,7 +253,17 @@ def test_the_report_has_per_arm_and_per_pair_statistics_and_writes_its_files(sum
     assert single.n == 10 and single.accuracy == pytest.approx(0.7) and single.ci_low < 0.7 < single.ci_high
     assert single.accuracy_per_1k_tokens == pytest.approx(0.7 / (single.mean_tokens / 1000))
     assert len(report.pairs) == 6 and all(p.test == "McNemar exact" and p.n == 10 for p in report.pairs)
-    files = write_report(report, tmp_path / "out")
+    import matplotlib
+    from matplotlib import pyplot
+
+    before = matplotlib.get_backend()
+    matplotlib.use("pdf")  # the user's own backend, which writing a report must leave alone
+    try:
+        figures = pyplot.get_fignums()
+        files = write_report(report, tmp_path / "out")
+        assert (matplotlib.get_backend(), pyplot.get_fignums()) == ("pdf", figures)
+    finally:
+        matplotlib.use(before)
     assert files.plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = files.markdown.read_text()
     assert "| single |" in text and "McNemar" in text and "cost_accuracy.png" in text
