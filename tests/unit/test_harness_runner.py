@@ -431,3 +431,28 @@ def test_rows_and_arms_carry_their_cost_when_every_model_has_a_price(sums, tmp_p
     assert "cost/item" in write_report(report, tmp_path / "out").markdown.read_text()
     unpriced = build_report(run(options(sums, tmp_path / "free", m, arms=["single"])))
     assert unpriced.arms[0].mean_cost_usd == 0.0  # a scripted model without a price is free
+
+
+def test_a_results_file_from_before_named_migrations_is_brought_up_to_date_and_a_newer_one_refused(tmp_path):
+    import sqlite3
+
+    from moot.harness._results import MIGRATIONS, ResultStore
+
+    old = tmp_path / "old.sqlite3"
+    with sqlite3.connect(old) as db:  # the schema the first releases wrote, marked by user_version only
+        db.executescript(MIGRATIONS[0][1] + "; PRAGMA user_version = 1;")
+        db.execute("INSERT INTO rows (suite, item, arm_key, arm, settings, models, status, finished_at) "
+                   "VALUES ('s', 'i', 'k', 'single', '{}', '{}', 'done', 'now')")  # fmt: skip
+    store = ResultStore(old)
+    assert store.finished("s", "k") == {"i"}  # the old row survives
+    row = store.get("s", "i", "k")
+    assert row is not None and row.cost_usd is None  # the cost column arrived empty
+    store.close()
+    with sqlite3.connect(old) as db:
+        applied = [name for (name,) in db.execute("SELECT name FROM migrations ORDER BY name")]
+        db.execute("INSERT INTO migrations (name, applied_at) VALUES ('9999_from_the_future', 'later')")
+    assert applied == [name for name, _ in MIGRATIONS]
+    with pytest.raises(
+        ConfigError, match=r"^results file .*old\.sqlite3: written by a newer moot .*9999_from_the_future"
+    ):
+        ResultStore(old)

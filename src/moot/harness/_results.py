@@ -21,33 +21,39 @@ from pydantic import BaseModel, Field
 
 from moot.errors import ConfigError
 from moot.models._meter import TokenTotals
+from moot.store import Migration, migrate
 
 __all__ = ["ResultRow", "ResultStore", "TokenTotals", "arm_key"]
 
-SCHEMA_VERSION = 1
 _COLUMNS = (
     "suite", "item", "arm_key", "arm", "settings", "models", "status", "answer", "score", "score_detail",
     "prompt_tokens", "completion_tokens", "billed_prompt_tokens", "billed_completion_tokens", "model_calls",
     "billed_calls", "scoring_calls", "scoring_billed_calls", "wall_seconds", "rounds", "stop_reason",
     "parse_failures", "partial", "metrics", "error", "trace_ids", "finished_at", "cost_usd",
 )  # fmt: skip
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS rows (
-    suite TEXT NOT NULL, item TEXT NOT NULL, arm_key TEXT NOT NULL, arm TEXT NOT NULL,
-    settings TEXT NOT NULL, models TEXT NOT NULL, status TEXT NOT NULL,
-    answer TEXT NOT NULL DEFAULT '', score REAL, score_detail TEXT NOT NULL DEFAULT '',
-    prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
-    billed_prompt_tokens INTEGER NOT NULL DEFAULT 0, billed_completion_tokens INTEGER NOT NULL DEFAULT 0,
-    model_calls INTEGER NOT NULL DEFAULT 0, billed_calls INTEGER NOT NULL DEFAULT 0,
-    scoring_calls INTEGER NOT NULL DEFAULT 0, scoring_billed_calls INTEGER NOT NULL DEFAULT 0,
-    wall_seconds REAL NOT NULL DEFAULT 0, rounds INTEGER NOT NULL DEFAULT 0, stop_reason TEXT NOT NULL DEFAULT '',
-    parse_failures INTEGER NOT NULL DEFAULT 0, partial INTEGER NOT NULL DEFAULT 0,
-    metrics TEXT NOT NULL DEFAULT '{{}}', error TEXT, trace_ids TEXT NOT NULL DEFAULT '[]', finished_at TEXT NOT NULL,
-    cost_usd REAL,
-    PRIMARY KEY (suite, item, arm_key)
-);
-PRAGMA user_version = {SCHEMA_VERSION};
-"""
+MIGRATIONS: list[Migration] = [
+    (
+        "0001_rows",  # IF NOT EXISTS: files written before migrations had this table already
+        """
+        CREATE TABLE IF NOT EXISTS rows (
+            suite TEXT NOT NULL, item TEXT NOT NULL, arm_key TEXT NOT NULL, arm TEXT NOT NULL,
+            settings TEXT NOT NULL, models TEXT NOT NULL, status TEXT NOT NULL,
+            answer TEXT NOT NULL DEFAULT '', score REAL, score_detail TEXT NOT NULL DEFAULT '',
+            prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+            billed_prompt_tokens INTEGER NOT NULL DEFAULT 0, billed_completion_tokens INTEGER NOT NULL DEFAULT 0,
+            model_calls INTEGER NOT NULL DEFAULT 0, billed_calls INTEGER NOT NULL DEFAULT 0,
+            scoring_calls INTEGER NOT NULL DEFAULT 0, scoring_billed_calls INTEGER NOT NULL DEFAULT 0,
+            wall_seconds REAL NOT NULL DEFAULT 0, rounds INTEGER NOT NULL DEFAULT 0,
+            stop_reason TEXT NOT NULL DEFAULT '', parse_failures INTEGER NOT NULL DEFAULT 0,
+            partial INTEGER NOT NULL DEFAULT 0, metrics TEXT NOT NULL DEFAULT '{}', error TEXT,
+            trace_ids TEXT NOT NULL DEFAULT '[]', finished_at TEXT NOT NULL,
+            PRIMARY KEY (suite, item, arm_key)
+        )
+        """,
+    ),
+    ("0002_row_cost", "ALTER TABLE rows ADD COLUMN cost_usd REAL"),
+]
+"""The results file's schema, as named migrations (see ``moot.store.migrate``)."""
 
 
 def arm_key(name: str, settings: Mapping[str, Any], models: Mapping[str, str]) -> str:
@@ -110,15 +116,11 @@ class ResultStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path)
             self._db.execute("PRAGMA journal_mode=WAL")
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
-                raise ConfigError(f"results file {path} has schema version {version}; this moot reads {SCHEMA_VERSION}")
-            self._db.executescript(_SCHEMA)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(rows)")}
-            if "cost_usd" not in columns:  # a results file written before rows had a cost
-                self._db.execute("ALTER TABLE rows ADD COLUMN cost_usd REAL")
+            migrate(self._db, MIGRATIONS)
         except (OSError, sqlite3.DatabaseError) as exc:
             raise ConfigError(f"cannot use results file {path}: {exc}") from None
+        except ConfigError as exc:  # written by a newer moot
+            raise ConfigError(f"results file {path}: {exc}") from None
 
     def put(self, row: ResultRow) -> None:
         marks = ", ".join("?" for _ in _COLUMNS)

@@ -1,15 +1,22 @@
-"""Named, append-only schema migrations for the run store.
+"""Named, append-only schema migrations, for the run store and any other SQLite file moot keeps.
 
 Never edit a migration that has shipped: add a new one. Each runs once, in
-order, inside a transaction, and is recorded in ``migrations``.
+order, inside a transaction, and is recorded in the file's ``migrations``
+table, so a file written by an older moot is brought up to date on open.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
-MIGRATIONS: list[tuple[str, str]] = [
+from moot.errors import ConfigError
+
+Migration = tuple[str, str]
+"""A name (``0002_run_lease_and_config``) and the SQL statements it runs."""
+
+MIGRATIONS: list[Migration] = [
     (
         "0001_runs_turns_checkpoints",
         """
@@ -64,8 +71,8 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def migrate(db: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet applied; return the names applied now.
+def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Apply every migration not yet applied (the run store's unless given); return the names applied now.
 
     Runs under BEGIN IMMEDIATE, so two processes opening a new store at once
     serialise here instead of both creating the tables.
@@ -75,7 +82,13 @@ def migrate(db: sqlite3.Connection) -> list[str]:
     try:
         db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
         done = {row[0] for row in db.execute("SELECT name FROM migrations")}
-        for name, script in MIGRATIONS:
+        unknown = sorted(done - {name for name, _ in migrations})
+        if unknown:
+            raise ConfigError(
+                f"written by a newer moot (its migrations {', '.join(unknown)} are unknown here); "
+                f"this moot knows up to {migrations[-1][0]}: upgrade moot to use it"
+            )
+        for name, script in migrations:
             if name in done:
                 continue
             for statement in filter(str.strip, script.split(";")):

@@ -80,6 +80,8 @@ class RunStore:
             raise ConfigError(
                 f"cannot open run store {self.path}: {exc}; point $MOOT_STORE or --store at a writable SQLite file"
             ) from None
+        except ConfigError as exc:  # written by a newer moot
+            raise ConfigError(f"run store {self.path}: {exc}") from None
 
     def _open_for_writing(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
