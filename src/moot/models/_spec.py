@@ -211,6 +211,13 @@ def _parse_fields(text: str) -> dict[str, object]:
         fields["temperature"] = _number(text, "temperature", temp)
     provider, sep, model = head.partition(":")
     if provider:
+        from moot.models._providers import provider_names
+
+        known = provider_names()
+        if provider not in known:
+            raise ConfigError(
+                f"bad model spec {text!r}: unknown provider {provider!r}; valid providers: {', '.join(known)}"
+            )
         fields["provider"] = provider
     if sep:
         if not model:
