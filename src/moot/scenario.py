@@ -12,7 +12,6 @@ each role it uses, so ``--model ROLE=SPEC`` can give any role its own model.
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -26,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot.catalog import entries, read_document
 from moot.errors import ConfigError
 from moot.models import ModelSpec
-from moot.roles import known_roles, role
+from moot.roles import RoleModels, parse_model_options
 from moot.teams import TeamPreset, load_preset
 
 __all__ = [
@@ -40,47 +39,6 @@ __all__ = [
 ]
 
 SCENARIO_SUFFIXES = (".py", ".yaml", ".yml")
-
-_ROLE_ASSIGNMENT = re.compile(r"^([a-z][a-z0-9_]*)=(.*)$", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class RoleModels:
-    """A base spec, a scenario's per-role defaults, and the user's per-role overrides, in that order.
-
-    ``spec(role)`` layers them: the user's ``--model ROLE=SPEC`` always wins
-    over the scenario's default for that role (e.g. a hotter temperature for
-    one expert, for diverse first answers), which wins over the base.
-    """
-
-    base: ModelSpec = field(default_factory=ModelSpec)
-    overrides: Mapping[str, ModelSpec] = field(default_factory=dict)
-    defaults: Mapping[str, ModelSpec] = field(default_factory=dict)
-
-    def spec(self, role: str) -> ModelSpec:
-        return self.base.resolve(self.defaults.get(role)).resolve(self.overrides.get(role))
-
-
-def parse_model_options(options: Sequence[str], roles: Sequence[str], default: str = "local") -> RoleModels:
-    """Read repeated ``--model SPEC`` / ``--model ROLE=SPEC`` options.
-
-    A bare SPEC sets the base for every role (at most once); ``ROLE=SPEC``
-    overrides one role, which must be one the scenario uses.
-    """
-    base: ModelSpec | None = None
-    overrides: dict[str, ModelSpec] = {}
-    for option in options:
-        match = _ROLE_ASSIGNMENT.match(option)
-        if match is None:
-            if base is not None:
-                raise ConfigError(f"--model {option!r}: a base model is already set ({base}); use ROLE=SPEC")
-            base = ModelSpec.parse(option)
-            continue
-        name, text = match.groups()
-        if name not in roles:
-            raise ConfigError(f"--model {option!r}: unknown role {name!r}; roles here: {', '.join(roles)}")
-        overrides[name] = ModelSpec.parse(text)
-    return RoleModels(base or ModelSpec.parse(default), overrides)
 
 
 @dataclass(frozen=True)
@@ -101,11 +59,8 @@ class Scenario:
 
     def models(self, options: Sequence[str]) -> RoleModels:
         """The models for this scenario's roles from ``--model`` options, over the scenario's and roles' defaults."""
-        parsed = parse_model_options(options, self.roles)
-        defaults = {name: spec for name in self.roles if (spec := _role_model(name)) is not None}
-        for name, text in self.role_defaults.items():
-            defaults[name] = defaults.get(name, ModelSpec()).resolve(ModelSpec.parse(text))
-        return RoleModels(parsed.base, parsed.overrides, defaults)
+        defaults = {name: ModelSpec.parse(text) for name, text in self.role_defaults.items()}
+        return parse_model_options(options, self.roles, scenario_defaults=defaults)
 
     def build_team(self, models: RoleModels) -> Team:
         """Call the scenario's ``build``: an error raised there is bad input (ConfigError naming the scenario
@@ -164,11 +119,6 @@ class ScenarioFile(BaseModel):
     """Per-role default model specs (``architect: "@0.9"``); ``--model`` wins."""
     options: dict[str, Any] = {}
     """Changes to the preset's options (a debate's ``answers`` ...)."""
-
-
-def _role_model(name: str) -> ModelSpec | None:
-    """A role's own default spec layer, for a name that is a role (scripts may name agents that are not)."""
-    return role(name).model if name in known_roles() else None
 
 
 def _from_preset(preset: TeamPreset, name: str, description: str, task: str, base: Scenario | None) -> Scenario:

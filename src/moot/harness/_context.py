@@ -14,8 +14,7 @@ from typing import Any
 
 from moot.harness._calls import ClientFactory
 from moot.models import Meter, ModelSpec
-from moot.roles import Role, RoleAgent
-from moot.scenario import RoleModels
+from moot.roles import Role, RoleAgent, RoleModels
 from moot.tools import SandboxRunner, run_tests
 from moot.tracing import JsonlSink, Tracer
 
@@ -54,12 +53,8 @@ class RowContext:
         self.trace_ids: list[str] = []
 
     def spec(self, model_role: str) -> ModelSpec:
-        """The resolved spec: base, then the role family's override (``expert``), then the role's own."""
-        family = model_role.rsplit("_", 1)[0] if model_role.startswith("expert_") else None
-        spec = self.models.base
-        if family is not None:
-            spec = spec.resolve(self.models.overrides.get(family))
-        return spec.resolve(self.models.overrides.get(model_role))
+        """The spec a model role runs on, by the one rule every run uses (``RoleModels.spec``)."""
+        return self.models.spec(model_role)
 
     def sampled(self, model_role: str, index: int, temperature: float) -> ModelSpec:
         """Sample ``index``'s spec: its own seed (so caches never replay another sample), and ``temperature``

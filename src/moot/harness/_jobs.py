@@ -22,7 +22,7 @@ from moot.harness._context import RowContext
 from moot.harness._items import Item, ScoreContext
 from moot.harness._results import ResultRow
 from moot.models import Meter
-from moot.scenario import RoleModels
+from moot.roles import RoleModels
 from moot.tools import SandboxRunner
 
 if TYPE_CHECKING:

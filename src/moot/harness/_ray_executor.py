@@ -30,7 +30,7 @@ from moot.errors import ConfigError
 from moot.harness._calls import BaseClientFactory
 from moot.harness._executor import OnDone
 from moot.harness._jobs import Job, Outcome
-from moot.models import ModelSpec
+from moot.models import ModelSpec, Script, registered_scripts
 from moot.tools import SandboxRunner
 
 __all__ = ["RayExecutor"]
@@ -90,11 +90,10 @@ def _connect(ray: Any, address: str | None) -> bool:
     return True
 
 
-def _scripted_models(specs: Sequence[ModelSpec]) -> dict[str, Any]:
-    from moot import testing
-
+def _scripted_models(specs: Sequence[ModelSpec]) -> dict[str, Script]:
+    """The registered scripts the specs name: a worker process must register them to resolve the same names."""
     names = {s.model or "default" for s in specs if s.effective_provider == "scripted"}
-    return {name: testing._REGISTRY[name] for name in names if name in testing._REGISTRY}
+    return {name: script for name, script in registered_scripts().items() if name in names}
 
 
 class RayExecutor:

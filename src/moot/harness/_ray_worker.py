@@ -30,7 +30,7 @@ from autogen_core import CacheStore
 
 from moot.harness._calls import BaseClientFactory, CallCache, ClientFactory, spec_label
 from moot.harness._jobs import Job, Outcome, compute_row
-from moot.models import ModelSpec
+from moot.models import ModelSpec, Script, register_script
 from moot.tools import SandboxRunner
 
 __all__ = ["CacheServer", "EndpointLimiter", "WorkerSetup", "run_job"]
@@ -147,14 +147,12 @@ class WorkerSetup:
     cache: Any | None
     base: BaseClientFactory | None
     sandbox: SandboxRunner
-    scripted: dict[str, Any] = field(default_factory=dict)
+    scripted: dict[str, Script] = field(default_factory=dict)
     """Scripted test models the specs name, registered on the worker as they were on the driver."""
 
     def install(self) -> None:
-        from moot import testing
-
-        for name, model in self.scripted.items():
-            testing._REGISTRY.setdefault(name, model)
+        for script in self.scripted.values():
+            register_script(script, replace=False)
 
 
 def run_job(job: Job, holder: str, setup: WorkerSetup) -> tuple[Outcome, dict[str, str]]:

@@ -38,7 +38,7 @@ from moot.harness._sampling import SelfConsistency
 from moot.harness._stats import matched_k
 from moot.harness._suites import load_suite
 from moot.models import Meter, ModelSpec
-from moot.scenario import RoleModels, parse_model_options
+from moot.roles import RoleModels, parse_model_options
 from moot.tools import SandboxRunner, run_tests
 
 __all__ = [
@@ -172,7 +172,7 @@ class ComparisonRun:
         self.labels = _model_labels(self.models)
         self.arms = _arms(options, self.suite)
         self.progress = progress
-        specs = [self.models.base, *(self.models.base.resolve(s) for s in self.models.overrides.values())]
+        specs = list(dict.fromkeys(self.models.spec(name) for name in MODEL_ROLES))
         if base is None and options.executor == "local" and not options.report_only:
             for spec in specs:  # (Ray workers may hold extras and keys the driver lacks; a report calls nothing)
                 spec.check()

@@ -1,7 +1,45 @@
-"""Model specs and the clients they build: the embedded model, OpenAI-compatible endpoints, scripted."""
+"""Model specs and the clients they build: the embedded model, OpenAI-compatible endpoints, scripted.
 
+Spec -> client is one table (``_providers.py``): ``register_provider`` adds a
+provider. Scripted models (``scripted:NAME``) are production code, for dry
+runs as much as for tests; ``moot.testing`` re-exports them for tests.
+"""
+
+from moot.models._deterministic import DeterministicModel
 from moot.models._meter import Meter
+from moot.models._providers import Provider, provider_names, register_provider, unregister_provider
 from moot.models._retry import RetryingClient, RetryPolicy
-from moot.models._spec import PROVIDERS, SPEC_FORM, ModelSpec
+from moot.models._scripted import (
+    Script,
+    ScriptedCall,
+    ScriptedClient,
+    ScriptedModel,
+    ScriptedReply,
+    count_words,
+    register_script,
+    registered_scripts,
+    unregister_script,
+)
+from moot.models._spec import SPEC_FORM, ModelSpec
 
-__all__ = ["PROVIDERS", "SPEC_FORM", "Meter", "ModelSpec", "RetryPolicy", "RetryingClient"]
+__all__ = [
+    "SPEC_FORM",
+    "DeterministicModel",
+    "Meter",
+    "ModelSpec",
+    "Provider",
+    "RetryPolicy",
+    "RetryingClient",
+    "Script",
+    "ScriptedCall",
+    "ScriptedClient",
+    "ScriptedModel",
+    "ScriptedReply",
+    "count_words",
+    "provider_names",
+    "register_provider",
+    "register_script",
+    "registered_scripts",
+    "unregister_provider",
+    "unregister_script",
+]

@@ -8,7 +8,7 @@ role's temperature or endpoint can differ without copying dicts around.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -18,10 +18,8 @@ from moot.errors import ConfigError
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-__all__ = ["PROVIDERS", "SPEC_FORM", "ModelSpec"]
+__all__ = ["SPEC_FORM", "ModelSpec"]
 
-Provider = Literal["local", "openai", "scripted"]
-PROVIDERS: tuple[str, ...] = ("local", "openai", "scripted")
 SPEC_FORM = (
     "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&timeout=S&base_url=URL&api_key_env=VAR"
     "&price_in=USD&price_out=USD]"
@@ -50,13 +48,16 @@ class ModelSpec(BaseModel):
         openai:Qwen/Qwen2.5-7B-Instruct@0.2?base_url=http://127.0.0.1:8000/v1
                                   any OpenAI-compatible server (vLLM, Ollama, llama.cpp)
         @0.9                      an override that only changes the temperature
-        scripted:NAME             a scripted test model registered in moot.testing
+        scripted:NAME             a scripted model (``scripted:deterministic`` is built in)
+
+    Providers are a table (``models/_providers.py``); ``register_provider`` adds one.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    provider: Provider | None = None
-    """Where the model runs; None inherits (and means ``local`` at the bottom layer)."""
+    provider: str | None = None
+    """Where the model runs, a registered provider's name; None inherits (and means ``local`` at the bottom
+    layer)."""
     model: str | None = None
     """Model name at the provider (``local`` has a built-in default)."""
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
@@ -73,6 +74,16 @@ class ModelSpec(BaseModel):
     """USD per million prompt tokens (``?price_in=0.15``); the embedded and scripted models cost 0."""
     price_out: float | None = Field(default=None, ge=0)
     """USD per million completion tokens (``?price_out=0.60``)."""
+
+    @field_validator("provider")
+    @classmethod
+    def _is_registered(cls, value: str | None) -> str | None:
+        if value is not None:
+            from moot.models._providers import provider_names
+
+            if value not in provider_names():
+                raise ValueError(f"unknown provider {value!r}; valid providers: {', '.join(provider_names())}")
+        return value
 
     @field_validator("base_url")
     @classmethod
@@ -176,14 +187,14 @@ class ModelSpec(BaseModel):
         ``agent`` selects the agent's script for scripted models and is
         ignored by real providers.
         """
-        from moot.models._clients import build_client
+        from moot.models._providers import build_client
 
         return build_client(self, agent)
 
     def check(self) -> None:
         """Refuse (ConfigError) a spec whose client cannot be built here, without building it: the extra is
         missing, the key is unset, the script is unknown. Loads nothing and connects nowhere."""
-        from moot.models._clients import check_available
+        from moot.models._providers import check_available
 
         check_available(self)
 
@@ -200,9 +211,12 @@ def _parse_fields(text: str) -> dict[str, object]:
         fields["temperature"] = _number(text, "temperature", temp)
     provider, sep, model = head.partition(":")
     if provider:
-        if provider not in PROVIDERS:
+        from moot.models._providers import provider_names
+
+        known = provider_names()
+        if provider not in known:
             raise ConfigError(
-                f"bad model spec {text!r}: unknown provider {provider!r}; valid providers: {', '.join(PROVIDERS)}"
+                f"bad model spec {text!r}: unknown provider {provider!r}; valid providers: {', '.join(known)}"
             )
         fields["provider"] = provider
     if sep:

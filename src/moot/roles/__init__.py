@@ -23,6 +23,7 @@ from moot.roles._registry import (
     role_origin,
 )
 from moot.roles._role import Role
+from moot.roles._role_models import RoleModels, parse_model_options
 from moot.roles._test_critic import TestCritic, TestCriticConfig
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "Role",
     "RoleAgent",
     "RoleAgentConfig",
+    "RoleModels",
     "Step",
     "StepResult",
     "TestCritic",
@@ -53,6 +55,7 @@ __all__ = [
     "custom_role",
     "expert",
     "known_roles",
+    "parse_model_options",
     "register_role",
     "role",
     "role_origin",

@@ -1,0 +1,94 @@
+"""Role -> model: the one rule that says which spec a role runs on.
+
+Scenarios (``moot run``) and the comparison harness (``moot compare``) both
+read ``--model`` options with :func:`parse_model_options` and ask
+:meth:`RoleModels.spec`; neither layers specs itself. The layers, lowest first:
+
+1. the base spec (``--model SPEC``, else ``local``);
+2. the role's own default, from its catalog file (``model: "@0.9"``);
+3. the scenario's default for the role (a YAML scenario's ``models:``);
+4. the user's ``--model ROLE=SPEC``.
+
+A numbered role (``expert_2``) takes its family's layer (``expert``) before
+its own at every level, so ``--model expert=...`` reaches all the experts and
+``--model expert_2=...`` one of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from moot.errors import ConfigError
+from moot.models import ModelSpec
+from moot.roles._registry import known_roles, role
+
+__all__ = ["RoleModels", "parse_model_options"]
+
+_ROLE_ASSIGNMENT = re.compile(r"^([a-z][a-z0-9_]*)=(.*)$", re.DOTALL)
+_NUMBERED = re.compile(r"^(.+)_\d+$")
+
+
+@dataclass(frozen=True)
+class RoleModels:
+    """The spec layers of every role; a plain value, so a job shipped to another process resolves the same."""
+
+    base: ModelSpec = field(default_factory=ModelSpec)
+    overrides: Mapping[str, ModelSpec] = field(default_factory=dict)
+    """The user's ``--model ROLE=SPEC``: win over every default."""
+    defaults: Mapping[str, ModelSpec] = field(default_factory=dict)
+    """The scenario's per-role defaults."""
+    role_defaults: Mapping[str, ModelSpec] = field(default_factory=dict)
+    """The roles' own defaults from their catalog files, read once where the options are read."""
+
+    def spec(self, role: str) -> ModelSpec:
+        """The spec ``role`` runs on: base, then each layer in the order the module docstring gives."""
+        names = _lineage(role)
+        spec = self.base
+        for layer in (self.role_defaults, self.defaults, self.overrides):
+            for name in names:
+                spec = spec.resolve(layer.get(name))
+        return spec
+
+
+def _lineage(role: str) -> tuple[str, ...]:
+    """``("expert", "expert_2")`` for a numbered role, else ``(role,)``."""
+    numbered = _NUMBERED.match(role)
+    return (numbered.group(1), role) if numbered else (role,)
+
+
+def catalog_defaults(roles: Iterable[str]) -> dict[str, ModelSpec]:
+    """The default spec layer of each of ``roles`` that is a catalog role and has one (scripts and the harness
+    may name agents that are no role)."""
+    known = set(known_roles())
+    return {name: spec for name in roles if name in known and (spec := role(name).model) is not None}
+
+
+def parse_model_options(
+    options: Sequence[str],
+    roles: Sequence[str],
+    default: str = "local",
+    scenario_defaults: Mapping[str, ModelSpec] | None = None,
+) -> RoleModels:
+    """Read repeated ``--model SPEC`` / ``--model ROLE=SPEC`` options into the layers of ``roles``.
+
+    A bare SPEC sets the base for every role (at most once); ``ROLE=SPEC``
+    overrides one role, which must be one of ``roles``.
+    """
+    base: ModelSpec | None = None
+    overrides: dict[str, ModelSpec] = {}
+    for option in options:
+        match = _ROLE_ASSIGNMENT.match(option)
+        if match is None:
+            if base is not None:
+                raise ConfigError(f"--model {option!r}: a base model is already set ({base}); use ROLE=SPEC")
+            base = ModelSpec.parse(option)
+            continue
+        name, text = match.groups()
+        if name not in roles:
+            raise ConfigError(f"--model {option!r}: unknown role {name!r}; roles here: {', '.join(roles)}")
+        overrides[name] = ModelSpec.parse(text)
+    return RoleModels(
+        base or ModelSpec.parse(default), overrides, dict(scenario_defaults or {}), catalog_defaults(roles)
+    )

@@ -1,0 +1,75 @@
+"""Spec -> client is one table owned by ``moot.models``; the scripted provider needs no test helper module."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from autogen_core.models import ChatCompletionClient
+
+from moot.errors import ConfigError
+from moot.models import (
+    DeterministicModel,
+    ModelSpec,
+    RetryingClient,
+    ScriptedClient,
+    ScriptedModel,
+    provider_names,
+    register_provider,
+    registered_scripts,
+    unregister_provider,
+)
+
+
+def test_importing_models_does_not_import_the_test_helpers():
+    probe = "import sys, moot.models, moot.cli; print('moot.testing' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_the_built_in_providers_are_registered():
+    assert provider_names()[:3] == ("local", "openai", "scripted")
+
+
+def test_a_registered_provider_parses_builds_and_checks_through_the_table():
+    built: list[tuple[str, str | None]] = []
+    checked: list[str] = []
+
+    def build(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
+        built.append((str(spec), agent))
+        return ScriptedModel({"writer": ["hi"]}).client("writer")
+
+    register_provider("echo", build, lambda spec: checked.append(str(spec)))
+    try:
+        spec = ModelSpec.parse("echo:small@0.5")
+        spec.check()
+        client = spec.client("writer")
+        assert isinstance(client, RetryingClient) and isinstance(client.inner, ScriptedClient)
+        assert built == [("echo:small@0.5", "writer")] and checked == ["echo:small@0.5"]
+    finally:
+        unregister_provider("echo")
+    with pytest.raises(ConfigError, match="unknown provider 'echo'; valid providers: local, openai, scripted"):
+        ModelSpec.parse("echo:small")
+
+
+def test_a_provider_name_must_be_a_spec_word():
+    with pytest.raises(ConfigError, match="bad provider name 'Echo:x'"):
+        register_provider("Echo:x", lambda spec, agent: ScriptedModel({}).client(agent))
+
+
+def test_scripted_deterministic_is_built_in_and_a_registered_one_replaces_it():
+    client = ModelSpec.parse("scripted:deterministic").client("critic")
+    assert isinstance(client, ScriptedClient)
+    slow = DeterministicModel(delay=0.5).register()
+    try:
+        assert registered_scripts()["deterministic"] is slow
+    finally:
+        slow.unregister()
+    assert "deterministic" not in registered_scripts()
+
+
+def test_an_unknown_script_names_what_is_registered():
+    with ScriptedModel({"a": []}, name="known"):
+        with pytest.raises(ConfigError, match=r"no scripted model named 'missing'; registered: .*deterministic, known"):
+            ModelSpec.parse("scripted:missing").check()
