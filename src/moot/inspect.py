@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from moot._describe import describe_data
 from moot.errors import ConfigError
 from moot.store import RunRecord, RunStore, TurnRecord
 from moot.tracing import JsonlSink, TraceEvent, TraceScan, default_trace_dir
@@ -220,15 +221,9 @@ def _text(kind: str, payload: dict[str, Any]) -> str:
 
 
 def _structured_text(kind: str, content: dict[str, Any]) -> str:
-    if kind == "critique":
-        issues = "".join(f"\n- {i}" for i in content.get("issues", []))
-        return f"score {content.get('score')}, {content.get('verdict')}: {content.get('reasoning', '')}{issues}"
-    if kind == "position":
-        return f"answer {content.get('answer')!r} (confidence {content.get('confidence')}): {content.get('reasoning')}"
-    if kind == "verdict":
-        return (
-            f"decision {content.get('decision')!r} (confidence {content.get('confidence')}): {content.get('rationale')}"
-        )
+    described = describe_data(kind, content)
+    if described is not None:
+        return described.text()
     return ", ".join(f"{k}: {v}" for k, v in content.items())
 
 

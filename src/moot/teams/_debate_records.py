@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from moot._repr import debate_blocks, to_html, to_markdown
+from moot._blocks import to_markdown
+from moot._repr import debate_blocks, html_result
 from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
 from moot.roles import Position
 from moot.teams._records import MootResult, Usage, add_usage
@@ -132,7 +133,7 @@ class DebateResult(MootResult):
         return [r.usage for r in self.rounds]
 
     def _repr_html_(self) -> str:
-        return to_html(debate_blocks(self))
+        return html_result(debate_blocks(self))
 
     def _repr_markdown_(self) -> str:
         return to_markdown(debate_blocks(self))

@@ -15,7 +15,8 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
-from moot._repr import reflection_blocks, to_html, to_markdown
+from moot._blocks import to_markdown
+from moot._repr import html_result, reflection_blocks
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError
 from moot.messages import DRAFT, RoundCompleted
@@ -66,7 +67,7 @@ class ReflectionResult(MootResult):
         return self.best.draft if self.best else self.latest_draft
 
     def _repr_html_(self) -> str:
-        return to_html(reflection_blocks(self))
+        return html_result(reflection_blocks(self))
 
     def _repr_markdown_(self) -> str:
         return to_markdown(reflection_blocks(self))
