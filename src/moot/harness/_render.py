@@ -164,22 +164,15 @@ def page(report: Report) -> str:
     )
 
 
+_LEFT_OUT_OF_TERMINAL = frozenset({"settings", "billed calls/item", "cost/item", "rounds", "parse fails"})
+"""Arm columns the terminal leaves to the written report, so the first ones a reader needs fit."""
+
+
 def terminal_table(report: Report) -> Table:
     """The arms table for the terminal (the columns a reader needs first)."""
     table = Table(title=f"moot compare: {report.suite} ({report.items} items)", show_edge=False)
-    wanted = [
-        "arm",
-        "n",
-        "accuracy",
-        "95% CI",
-        "tokens/item",
-        "billed tokens/item",
-        "calls/item",
-        "wall s/item",
-        "acc. per 1k tokens",
-        "oracle gaps",
-    ]
     head, rows = tables(report).arms
+    wanted = [h for h in head if h not in _LEFT_OUT_OF_TERMINAL]
     index = [head.index(w) for w in wanted]
     for column in wanted:
         table.add_column(column, justify="left" if column == "arm" else "right")
