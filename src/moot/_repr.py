@@ -1,61 +1,30 @@
 """How results look in Jupyter: ``_repr_html_`` / ``_repr_markdown_`` of ReflectionResult and DebateResult.
 
-A result is first described as a few plain blocks (headings, notes, tables,
-collapsible text); one writer turns the blocks into HTML, another into
+A result is described once as document blocks (``_blocks.py``: headings, notes,
+tables, collapsible text); its writers turn the blocks into HTML and into
 Markdown, so both show the same thing.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StructuredMessage
 
-from moot.arbiters import Verdict
+from moot._blocks import Block, Fold, Heading, Note, Table, to_html
+from moot._describe import describe
 from moot.messages import RoundCompleted
-from moot.roles import Critique, Position
+from moot.roles import Position
 
 if TYPE_CHECKING:
     from moot.teams._debate_records import DebateResult
     from moot.teams._records import Usage
     from moot.teams._reflection import ReflectionResult
 
-__all__ = ["debate_blocks", "reflection_blocks", "to_html", "to_markdown", "transcript_rows"]
+__all__ = ["debate_blocks", "html_result", "reflection_blocks", "transcript_rows"]
 
 PREVIEW = 110
-
-
-@dataclass(frozen=True)
-class Heading:
-    text: str
-
-
-@dataclass(frozen=True)
-class Note:
-    label: str
-    text: str
-    alert: bool = False
-
-
-@dataclass(frozen=True)
-class Table:
-    caption: str
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True)
-class Fold:
-    """Text shown collapsed (HTML ``<details>``); Markdown shows it in a code block."""
-
-    summary: str
-    text: str
-
-
-Block = Heading | Note | Table | Fold
 
 
 # ----------------------------------------------------------------- contents
@@ -159,21 +128,16 @@ def _row(message: BaseAgentEvent | BaseChatMessage) -> tuple[str, str, str]:
 
 
 def _describe(message: BaseAgentEvent | BaseChatMessage) -> tuple[str, str]:
-    content = message.content if isinstance(message, StructuredMessage) else None
-    if isinstance(content, Critique):
-        return "critique", f"score {content.score}, {content.verdict}: {content.reasoning}"
-    if isinstance(content, Position):
-        said = f"on {content.claim}: {content.response}" if content.claim else content.reasoning
-        return "position", f"{content.answer} ({content.confidence:.2f}): {said}"
-    if isinstance(content, Verdict):
-        return "verdict", f"{content.decision}: {content.rationale}"
+    described = describe(message.content) if isinstance(message, StructuredMessage) else None
+    if described is not None:
+        return described.kind, described.summary()
     kind = message.metadata.get("moot_kind") or ("task" if message.source == "user" else type(message).__name__)
     return kind, message.to_text()
 
 
 def _transcript(messages: Sequence[BaseAgentEvent | BaseChatMessage]) -> Table:
     rows = tuple((s, w, _preview(t)) for s, w, t in transcript_rows(messages))
-    return Table(f"transcript ({len(rows)} messages)", ("speaker", "what", "text"), rows)
+    return Table(f"transcript ({len(rows)} messages)", ("speaker", "what", "text"), rows, folded=True)
 
 
 def _preview(text: str) -> str:
@@ -181,50 +145,6 @@ def _preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
 
 
-# ------------------------------------------------------------------ writers
-def to_html(blocks: Sequence[Block]) -> str:
-    parts = [_html(b) for b in blocks]
-    return '<div class="moot-result">\n' + "\n".join(parts) + "\n</div>"
-
-
-def _html(block: Block) -> str:
-    e = html.escape
-    if isinstance(block, Heading):
-        return f"<h4>{e(block.text)}</h4>"
-    if isinstance(block, Note):
-        style = ' style="color:#b00020"' if block.alert else ""
-        return f"<p{style}><b>{e(block.label)}:</b> {e(block.text)}</p>"
-    if isinstance(block, Fold):
-        return f"<details><summary>{e(block.summary)}</summary><pre>{e(block.text)}</pre></details>"
-    head = "".join(f"<th>{e(h)}</th>" for h in block.header)
-    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in block.rows)
-    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    if block.caption.startswith("transcript"):
-        return f"<details><summary>{e(block.caption)}</summary>{table}</details>"
-    return f"<p><b>{e(block.caption)}</b></p>{table}"
-
-
-def to_markdown(blocks: Sequence[Block]) -> str:
-    return "\n\n".join(_markdown(b) for b in blocks) + "\n"
-
-
-def _markdown(block: Block) -> str:
-    if isinstance(block, Heading):
-        return f"#### {block.text}"
-    if isinstance(block, Note):
-        text = f"**{block.label}:** {_md(block.text)}"
-        return f"> {text}" if block.alert else text
-    if isinstance(block, Fold):
-        fence = "````" if "```" in block.text else "```"
-        return f"**{block.summary}:**\n\n{fence}\n{block.text}\n{fence}"
-    lines = [f"**{block.caption}**", "", _md_row(block.header), "|" + "---|" * len(block.header)]
-    lines += [_md_row(row) for row in block.rows]
-    return "\n".join(lines)
-
-
-def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(_md(c) for c in cells) + " |"
-
-
-def _md(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+def html_result(blocks: Sequence[Block]) -> str:
+    """A result's blocks as the HTML a notebook shows."""
+    return '<div class="moot-result">\n' + to_html(blocks) + "\n</div>"

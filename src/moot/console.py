@@ -15,7 +15,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from moot.arbiters import Verdict
+from moot._describe import Description, Tone, describe
 from moot.inspect import RunView, TurnCalls, TurnView
 from moot.messages import (
     HumanFeedbackGiven,
@@ -26,7 +26,6 @@ from moot.messages import (
     message_factory,
 )
 from moot.models import Meter
-from moot.roles import Critique, Position
 from moot.store import RunRecord
 from moot.teams import DebateResult, PlannerExecutorResult, ReflectionResult
 from moot.teams._records import MootResult, Usage
@@ -36,15 +35,12 @@ __all__ = ["render_calls", "render_message", "render_result", "render_run", "run
 
 
 def render_message(console: Console, message: BaseAgentEvent | BaseChatMessage) -> None:
-    """Print one streamed message: drafts as markdown, critiques as a short table, rounds as rules."""
+    """Print one streamed message: drafts as markdown, critiques, positions and verdicts as panels, rounds as rules."""
+    described = describe(message.content) if isinstance(message, StructuredMessage) else None
     if isinstance(message, RoundCompleted):
         console.rule(Text(message.to_text(), style="dim"))
-    elif isinstance(message, StructuredMessage) and isinstance(message.content, Critique):
-        console.print(_critique_panel(message.source, message.content))
-    elif isinstance(message, StructuredMessage) and isinstance(message.content, Position):
-        console.print(_position_panel(message.source, message.content))
-    elif isinstance(message, StructuredMessage) and isinstance(message.content, Verdict):
-        console.print(_verdict_panel(message.source, message.content))
+    elif described is not None:
+        console.print(description_panel(message.source, described))
     elif isinstance(message, ToolExecuted | StepFinished | HumanFeedbackRequested | HumanFeedbackGiven):
         console.print(Text(message.to_text(), style="dim"))
     elif isinstance(message, BaseChatMessage):
@@ -52,41 +48,26 @@ def render_message(console: Console, message: BaseAgentEvent | BaseChatMessage) 
         console.print(Panel(Markdown(message.to_text()), title=title, title_align="left", border_style="cyan"))
 
 
-def _critique_panel(source: str, critique: Critique) -> Panel:
-    style = "green" if critique.verdict == "accept" else "yellow"
-    head = Text.assemble(
-        ("score ", "bold"), (str(critique.score), style), ("  verdict ", "bold"), (critique.verdict, style)
-    )
-    body = [head, Text(critique.reasoning, style="dim")]
-    body += [Text(f"+ {s}", style="green") for s in critique.strengths]
-    body += [Text(f"- {i}", style="yellow") for i in critique.issues]
-    return Panel(Group(*body), title=source, title_align="left", border_style=style)
+_STYLES: dict[Tone, str] = {
+    "plain": "",
+    "dim": "dim",
+    "good": "green",
+    "warn": "yellow",
+    "accent": "cyan",
+    "info": "blue",
+    "strong": "bold green",
+}
 
 
-def _position_panel(source: str, position: Position) -> Panel:
-    head = Text.assemble(
-        ("answer ", "bold"), (position.answer, "cyan"), (f"  confidence {position.confidence:.2f}", "dim")
-    )
-    body = [head]
-    if position.claim:
-        body.append(Text(f"on {position.claim}", style="yellow"))
-        body.append(Text(f"  {position.response}", style="yellow"))
-    if position.reasoning:
-        body.append(Text(position.reasoning, style="dim"))
-    if position.because:
-        body.append(Text(f"because: {position.because}", style="dim"))
-    body += [Text(f"+ {a}", style="green") for a in position.key_arguments]
-    return Panel(Group(*body), title=source, title_align="left", border_style="blue")
-
-
-def _verdict_panel(source: str, verdict: Verdict) -> Panel:
-    head = Text.assemble(
-        ("decision ", "bold"), (verdict.decision, "bold green"), (f"  confidence {verdict.confidence:.2f}", "dim")
-    )
-    body = [head, Text(verdict.rationale)]
-    body += [Text(f"{a.expert}: {a.assessment}", style="dim") for a in verdict.assessments]
-    body += [Text(f"dissent: {d}", style="yellow") for d in verdict.dissent]
-    return Panel(Group(*body), title=f"verdict ({source})", title_align="left", border_style="green")
+def description_panel(source: str, described: Description) -> Panel:
+    """A described result as a panel: the headline with bold labels, then its lines, each in its tone."""
+    head: list[tuple[str, str]] = []
+    for index, field in enumerate(described.head):
+        head += [(("  " if index else "") + f"{field.label} ", "bold" if field.tone != "dim" else "dim")]
+        head += [(field.value, _STYLES[field.tone])]
+    body = [Text.assemble(*head), *(Text(line.text, style=_STYLES[line.tone]) for line in described.lines)]
+    title = f"verdict ({source})" if described.kind == "verdict" else source
+    return Panel(Group(*body), title=title, title_align="left", border_style=_STYLES[described.tone])
 
 
 WIDE_RUNS_TABLE = 110

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from moot._describe import describe_data
+from moot._transcript_rounds import ROUND, round_numbers
 from moot.errors import ConfigError
 from moot.store import RunRecord, RunStore, TurnRecord
 from moot.tracing import JsonlSink, TraceEvent, TraceScan, default_trace_dir
@@ -161,33 +163,32 @@ def completed_rounds(store: RunStore, run_id: str) -> int:
 
 
 def _turn_views(records: Sequence[TurnRecord]) -> list[TurnView]:
-    views, current = [], 1
-    for t in records:
-        payload, metadata = t.payload, t.payload.get("metadata") or {}
-        kind = _kind(t, metadata)
-        if kind == "round":
-            number: int | None = int(payload["round"])
-            current = int(payload["round"]) + 1
-        elif kind in ("task", "verdict"):
-            number = None
-        else:
-            number = int(metadata["round"]) if "round" in metadata else current
-        views.append(
-            TurnView(
-                seq=t.seq,
-                step_id=t.step_id,
-                round=number,
-                source=t.source,
-                kind=kind,
-                text=_text(kind, payload),
-                data=_data(kind, payload),
-                prompt_tokens=t.prompt_tokens,
-                completion_tokens=t.completion_tokens,
-                created_at=t.created_at,
-                payload=payload,
-            )
+    kinds = [_kind(t, t.payload.get("metadata") or {}) for t in records]
+    numbers = round_numbers(_named_round(kind, t.payload) for kind, t in zip(kinds, records, strict=True))
+    return [
+        TurnView(
+            seq=t.seq,
+            step_id=t.step_id,
+            round=number,
+            source=t.source,
+            kind=kind,
+            text=_text(kind, t.payload),
+            data=_data(kind, t.payload),
+            prompt_tokens=t.prompt_tokens,
+            completion_tokens=t.completion_tokens,
+            created_at=t.created_at,
+            payload=t.payload,
         )
-    return views
+        for t, kind, number in zip(records, kinds, numbers, strict=True)
+    ]
+
+
+def _named_round(kind: str, payload: dict[str, Any]) -> tuple[str, int | None]:
+    """A stored turn as ``round_numbers`` reads it: its kind and the round it names, if any."""
+    if kind == ROUND:
+        return kind, int(payload["round"])
+    metadata = payload.get("metadata") or {}
+    return kind, int(metadata["round"]) if "round" in metadata else None
 
 
 def _kind(turn: TurnRecord, metadata: dict[str, Any]) -> str:
@@ -220,15 +221,9 @@ def _text(kind: str, payload: dict[str, Any]) -> str:
 
 
 def _structured_text(kind: str, content: dict[str, Any]) -> str:
-    if kind == "critique":
-        issues = "".join(f"\n- {i}" for i in content.get("issues", []))
-        return f"score {content.get('score')}, {content.get('verdict')}: {content.get('reasoning', '')}{issues}"
-    if kind == "position":
-        return f"answer {content.get('answer')!r} (confidence {content.get('confidence')}): {content.get('reasoning')}"
-    if kind == "verdict":
-        return (
-            f"decision {content.get('decision')!r} (confidence {content.get('confidence')}): {content.get('rationale')}"
-        )
+    described = describe_data(kind, content)
+    if described is not None:
+        return described.text()
     return ", ".join(f"{k}: {v}" for k, v in content.items())
 
 

@@ -89,7 +89,10 @@ async def test_debate_markdown_shows_positions_per_round_agreement_and_verdict()
     assert "**stop reason:** consensus: agreement 1.00 >= 1 in round 2" in markdown
     assert "answer flips 1, verdict keeps the first-round majority: yes" in markdown
     assert section(markdown, "tokens")[-1].startswith("| total | ")
-    assert "| arbiter | verdict | keep: ops argued best for keep |" in markdown
+    assert (
+        "| arbiter | verdict | decision keep, confidence 0.80: ops argued best for keep ops: strongest case |"
+        in markdown
+    )
 
 
 class _Checker(HTMLParser):

@@ -1,4 +1,4 @@
-"""The report as Markdown, HTML and a rich table: one set of tables, three renderings."""
+"""The report as Markdown, HTML and rich tables: one set of tables, one document (``document``), three renderings."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
+from moot._blocks import Block, Bullets, Heading, Image, Paragraph, to_html, to_markdown
+from moot._blocks import Table as BlockTable
 from moot.harness._report import Report
 
-__all__ = ["Tables", "markdown", "page", "tables", "terminal_table"]
+__all__ = ["Tables", "document", "markdown", "page", "tables", "terminal_table"]
 
 PLOT_FILE = "cost_accuracy.png"
 
@@ -120,33 +122,30 @@ def _notes(report: Report) -> list[str]:
     return notes
 
 
-def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+def document(report: Report) -> list[Block]:
+    """The report once, as blocks: ``markdown`` and ``page`` write these same blocks."""
+    t = tables(report)
+    models = ", ".join(f"{role}={spec}" for role, spec in report.models.items())
+    pair_head, pair_rows = t.pairs
+    return [
+        Heading(f"moot compare: {report.suite}", level=1),
+        Paragraph(f"{report.description}. Models: {models}. Generated {report.generated_at}."),
+        Heading("Arms", level=2),
+        _table(*t.arms),
+        Heading("Pairs of arms", level=2),
+        _table(pair_head, pair_rows) if pair_rows else Paragraph("Only one arm: nothing to compare."),
+        Image(PLOT_FILE, "cost and accuracy per arm"),
+        Heading("Notes", level=2),
+        Bullets(tuple(t.notes)),
+    ]
+
+
+def _table(head: list[str], rows: list[list[str]]) -> BlockTable:
+    return BlockTable("", tuple(head), tuple(tuple(row) for row in rows))
 
 
 def markdown(report: Report) -> str:
-    t = tables(report)
-    models = ", ".join(f"{role}={spec}" for role, spec in report.models.items())
-    parts = [
-        f"# moot compare: {report.suite}",
-        f"{report.description}. Models: {models}. Generated {report.generated_at}.",
-        "## Arms",
-        _md_table(*t.arms),
-        "## Pairs of arms",
-        _md_table(*t.pairs) if t.pairs[1] else "Only one arm: nothing to compare.",
-        f"![cost and accuracy per arm]({PLOT_FILE})",
-        "## Notes",
-        "\n".join(f"- {note}" for note in t.notes),
-    ]
-    return "\n\n".join(parts) + "\n"
-
-
-def _html_table(head: list[str], rows: list[list[str]]) -> str:
-    out = ["<table>", "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"]
-    out += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows]
-    return "\n".join([*out, "</table>"])
+    return to_markdown(document(report))
 
 
 _STYLE = (
@@ -157,43 +156,23 @@ _STYLE = (
 
 
 def page(report: Report) -> str:
-    t = tables(report)
-    models = ", ".join(f"{role}={spec}" for role, spec in report.models.items())
+    """The report as a standalone HTML page."""
     title = html.escape(f"moot compare: {report.suite}")
-    body = [
-        f"<h1>{title}</h1>",
-        f"<p>{html.escape(report.description)}. Models: {html.escape(models)}. "
-        f"Generated {html.escape(report.generated_at)}.</p>",
-        "<h2>Arms</h2>",
-        _html_table(*t.arms),
-        "<h2>Pairs of arms</h2>",
-        _html_table(*t.pairs) if t.pairs[1] else "<p>Only one arm: nothing to compare.</p>",
-        f'<img src="{PLOT_FILE}" alt="cost and accuracy per arm">',
-        "<h2>Notes</h2>",
-        "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in t.notes) + "</ul>",
-    ]
     return (
         f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
-        f"<style>{_STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+        f"<style>{_STYLE}</style></head><body>\n" + to_html(document(report)) + "\n</body></html>\n"
     )
+
+
+_LEFT_OUT_OF_TERMINAL = frozenset({"settings", "billed calls/item", "cost/item", "rounds", "parse fails"})
+"""Arm columns the terminal leaves to the written report, so the first ones a reader needs fit."""
 
 
 def terminal_table(report: Report) -> Table:
     """The arms table for the terminal (the columns a reader needs first)."""
     table = Table(title=f"moot compare: {report.suite} ({report.items} items)", show_edge=False)
-    wanted = [
-        "arm",
-        "n",
-        "accuracy",
-        "95% CI",
-        "tokens/item",
-        "billed tokens/item",
-        "calls/item",
-        "wall s/item",
-        "acc. per 1k tokens",
-        "oracle gaps",
-    ]
     head, rows = tables(report).arms
+    wanted = [h for h in head if h not in _LEFT_OUT_OF_TERMINAL]
     index = [head.index(w) for w in wanted]
     for column in wanted:
         table.add_column(column, justify="left" if column == "arm" else "right")

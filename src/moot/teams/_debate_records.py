@@ -7,7 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from moot._repr import debate_blocks, to_html, to_markdown
+from moot._blocks import to_markdown
+from moot._repr import debate_blocks, html_result
+from moot._transcript_rounds import messages_by_round
 from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
 from moot.roles import Position
 from moot.teams._records import MootResult, Usage, add_usage
@@ -28,19 +30,21 @@ class DebateRound(BaseModel):
 
 
 def rounds_from(transcript: Sequence[Any]) -> list[DebateRound]:
-    """The rounds as a debate's transcript records them: each position message names its round."""
-    rounds: dict[int, DebateRound] = {}
-    for message in transcript:
-        metadata = getattr(message, "metadata", {})
-        if metadata.get("moot_kind") != "position":
+    """The rounds as a debate's transcript records them: each expert's position, per round."""
+    rounds: list[DebateRound] = []
+    for number, messages in messages_by_round(transcript).items():
+        positions = [m for m in messages if m.metadata.get("moot_kind") == "position"]
+        if not positions:
             continue
-        number = int(metadata["round"])
-        record = rounds.setdefault(number, DebateRound(round=number))
-        content = message.content
-        position = content if isinstance(content, Position) else Position.model_validate(content)
-        record.positions[message.source] = position
-        add_usage(record.usage, message.source, message.models_usage)
-    return [rounds[n] for n in sorted(rounds)]
+        record = DebateRound(round=number)
+        for message in positions:
+            content = message.content
+            record.positions[message.source] = (
+                content if isinstance(content, Position) else Position.model_validate(content)
+            )
+            add_usage(record.usage, message.source, message.models_usage)
+        rounds.append(record)
+    return rounds
 
 
 class DebateMetrics(BaseModel):
@@ -132,7 +136,7 @@ class DebateResult(MootResult):
         return [r.usage for r in self.rounds]
 
     def _repr_html_(self) -> str:
-        return to_html(debate_blocks(self))
+        return html_result(debate_blocks(self))
 
     def _repr_markdown_(self) -> str:
         return to_markdown(debate_blocks(self))

@@ -15,7 +15,9 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
-from moot._repr import reflection_blocks, to_html, to_markdown
+from moot._blocks import to_markdown
+from moot._repr import html_result, reflection_blocks
+from moot._transcript_rounds import messages_by_round
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError
 from moot.messages import DRAFT, RoundCompleted
@@ -66,7 +68,7 @@ class ReflectionResult(MootResult):
         return self.best.draft if self.best else self.latest_draft
 
     def _repr_html_(self) -> str:
-        return to_html(reflection_blocks(self))
+        return html_result(reflection_blocks(self))
 
     def _repr_markdown_(self) -> str:
         return to_markdown(reflection_blocks(self))
@@ -238,17 +240,21 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
 
 
 def _rounds_from(transcript: Sequence[Any]) -> list[ReflectionRound]:
-    """The rounds as the transcript records them: a draft opens a round, the critiques after it review it."""
+    """The rounds as the transcript records them: a round's draft, and the critiques of it."""
     rounds: list[ReflectionRound] = []
-    for message in transcript:
-        metadata = getattr(message, "metadata", {})
-        if metadata.get("moot_kind") == DRAFT:
-            rounds.append(ReflectionRound(round=int(metadata["round"]), draft=message.to_model_text()))
-        elif rounds and isinstance(message, StructuredMessage) and isinstance(message.content, Critique):
-            rounds[-1].critiques.append(message.content)
-        else:
-            continue
-        add_usage(rounds[-1].usage, message.source, message.models_usage)
+    for number, messages in messages_by_round(transcript).items():
+        record: ReflectionRound | None = None
+        for message in messages:
+            if message.metadata.get("moot_kind") == DRAFT:
+                record = ReflectionRound(round=number, draft=message.to_model_text())
+                rounds.append(record)
+            elif (
+                record is not None and isinstance(message, StructuredMessage) and isinstance(message.content, Critique)
+            ):
+                record.critiques.append(message.content)
+            else:
+                continue
+            add_usage(record.usage, message.source, message.models_usage)
     return rounds
 
 
