@@ -18,9 +18,7 @@ from moot.messages import RoundCompleted
 from moot.roles import Position
 
 if TYPE_CHECKING:
-    from moot.teams._debate_records import DebateResult
-    from moot.teams._records import Usage
-    from moot.teams._reflection import ReflectionResult
+    from moot.teams import DebateResult, ReflectionResult, Usage
 
 __all__ = ["debate_blocks", "html_result", "reflection_blocks", "transcript_rows"]
 

@@ -27,9 +27,7 @@ from moot.messages import (
 )
 from moot.models import Meter
 from moot.store import RunRecord
-from moot.teams import DebateResult, PlannerExecutorResult, ReflectionResult
-from moot.teams._records import MootResult, Usage
-from moot.teams._reflection import ReflectionRound
+from moot.teams import DebateResult, MootResult, PlannerExecutorResult, ReflectionResult, ReflectionRound, Usage
 
 __all__ = ["render_calls", "render_message", "render_result", "render_run", "runs_table"]
 

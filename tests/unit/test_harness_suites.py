@@ -16,8 +16,8 @@ from moot.harness._examples import docstring_examples
 from moot.harness._prompts import solver
 from moot.harness._scorers import last_number
 from moot.models import ModelSpec
+from moot.programs import assemble_program
 from moot.roles import NUMBER
-from moot.roles._programs import assemble_program
 from moot.scenario import RoleModels
 from moot.tools import run_tests
 from tests.unit.test_harness_support import PromptModel

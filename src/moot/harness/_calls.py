@@ -31,10 +31,7 @@ from typing import Any, Protocol
 
 from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
 
-from moot.models import ModelSpec
-from moot.models._delegating import DelegatingClient
-from moot.models._meter import Meter
-from moot.models._whole_reply import WholeReplyStream
+from moot.models import DelegatingClient, Meter, ModelSpec, WholeReplyStream
 
 __all__ = ["CallCache", "ClientFactory", "EndpointLimits", "endpoint_of", "spec_label"]
 

@@ -7,8 +7,7 @@ from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.roles import Role, expert, register_role
-from moot.roles._position import with_options, with_pattern
+from moot.roles import Role, expert, register_role, with_options, with_pattern
 
 __all__ = ["SHORT_DEBATER", "SOLVER", "ShortAnswer", "solver"]
 

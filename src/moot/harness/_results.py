@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from moot.errors import ConfigError
-from moot.models._meter import TokenTotals
+from moot.models import TokenTotals
 from moot.store import Migration, migrate
 
 __all__ = ["ResultRow", "ResultStore", "TokenTotals", "arm_key"]

@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot.arbiters import normalise_answer
 from moot.errors import ConfigError, ToolFaultError
 from moot.harness._items import Item, Score, ScoreContext
+from moot.programs import assemble_program
 from moot.roles import Role, register_role
-from moot.roles._programs import assemble_program
 from moot.tools import SandboxLimits, SandboxStatus
 
 __all__ = ["CodeTests", "ExactMatch", "Judgement", "LLMJudge", "NumericMatch", "OptionMatch", "RegexMatch"]

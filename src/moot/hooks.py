@@ -1,8 +1,10 @@
-"""Lifecycle hooks a team calls as it runs: the seam for the run store and tracing.
+"""Lifecycle hooks a team calls as it runs: the seam between teams and the run store or tracing.
 
 Subclass :class:`TeamHooks` and override what you need; every method is a
 no-op by default. Hooks see moot's own records (message dumps, state dicts),
-so a hook never needs to know AutoGen's types.
+so a hook never needs to know AutoGen's types. The module imports nothing
+from moot, so the run store (``moot.store``) implements hooks without loading
+any team.
 """
 
 from __future__ import annotations

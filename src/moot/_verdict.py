@@ -1,4 +1,9 @@
-"""The arbiter's structured ruling."""
+"""The arbiter's structured ruling.
+
+It sits outside ``moot.roles`` and ``moot.arbiters`` because both need it: a role
+file may answer with a Verdict, and the arbiters rule with one. ``moot.arbiters``
+re-exports it.
+"""
 
 from __future__ import annotations
 
