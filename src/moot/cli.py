@@ -26,7 +26,9 @@ from moot.catalog import Entry, entries
 from moot.console import catalog_table, render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
 from moot.harness._cli import compare
-from moot.inspect import (
+from moot.models import SPEC_FORM, refusal
+from moot.roles import known_roles, role, role_origin
+from moot.runview import (
     RunView,
     TurnCalls,
     calls_by_turn,
@@ -35,8 +37,6 @@ from moot.inspect import (
     read_trace,
     run_view,
 )
-from moot.models import SPEC_FORM, refusal
-from moot.roles import known_roles, role, role_origin
 from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
 from moot.teams import ConsoleFeedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset

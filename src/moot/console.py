@@ -16,7 +16,6 @@ from rich.table import Table
 from rich.text import Text
 
 from moot._describe import Description, Tone, describe
-from moot.inspect import RunView, TurnCalls, TurnView
 from moot.messages import (
     HumanFeedbackGiven,
     HumanFeedbackRequested,
@@ -26,6 +25,7 @@ from moot.messages import (
     message_factory,
 )
 from moot.models import Meter
+from moot.runview import RunView, TurnCalls, TurnView
 from moot.store import RunRecord
 from moot.teams import DebateResult, MootResult, PlannerExecutorResult, ReflectionResult, ReflectionRound, Usage
 

@@ -17,8 +17,8 @@ from moot.arbiters import ExpertAssessment, Verdict
 from moot.console import render_message
 from moot.harness._render import markdown, page
 from moot.harness._report import ArmSummary, PairSummary, Report
-from moot.inspect import _structured_text
 from moot.roles import Critique, Position
+from moot.runview import _structured_text
 
 CRITIQUE = Critique(
     reasoning="The function works for ints.",

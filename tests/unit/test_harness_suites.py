@@ -18,8 +18,8 @@ from moot.harness._scorers import last_number
 from moot.models import ModelSpec
 from moot.programs import assemble_program
 from moot.roles import NUMBER
+from moot.sandbox import run_tests
 from moot.scenario import RoleModels
-from moot.tools import run_tests
 from tests.unit.test_harness_support import PromptModel
 
 

@@ -14,8 +14,8 @@ from moot.errors import ConfigError, ToolFaultError
 from moot.programs import extract_code
 from moot.roles import render_prompt
 from moot.roles._test_critic import TestCritic, TestCriticConfig, to_critique
+from moot.sandbox import SandboxLimits, SandboxResult, SandboxStatus, run_tests
 from moot.testing import ScriptedModel
-from moot.tools import SandboxLimits, SandboxResult, SandboxStatus, run_tests
 
 TASK = "Write slugify(s): lowercase, words joined by single hyphens, no leading or trailing hyphens."
 TESTS = [

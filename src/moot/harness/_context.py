@@ -15,7 +15,7 @@ from typing import Any
 from moot.harness._calls import ClientFactory
 from moot.models import Meter, ModelSpec
 from moot.roles import Role, RoleAgent, RoleModels
-from moot.tools import SandboxRunner, run_tests
+from moot.sandbox import SandboxRunner, run_tests
 from moot.tracing import JsonlSink, Tracer
 
 __all__ = ["MAX_EXPERTS", "MODEL_ROLES", "RowContext"]

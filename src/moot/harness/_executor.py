@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from moot.harness._calls import BaseClientFactory, CallCache, ClientFactory, EndpointLimits
-from moot.harness._jobs import Job, Outcome, compute_row
-from moot.tools import SandboxRunner
+from moot.harness._jobs import Job, RowOutcome, compute_row
+from moot.sandbox import SandboxRunner
 
 __all__ = ["Executor", "ExecutorName", "LocalExecutor", "OnDone"]
 
 ExecutorName = Literal["local", "ray"]
 
-OnDone = Callable[[Outcome], None]
+OnDone = Callable[[RowOutcome], None]
 """Called once per job, in the driver, as soon as its outcome is known; raising stops the run."""
 
 

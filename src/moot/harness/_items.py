@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from moot.roles import Role, RoleAgent
-    from moot.tools import SandboxRunner
+    from moot.sandbox import SandboxRunner
 
 __all__ = ["AnswerFormat", "CodeTask", "Item", "Score", "ScoreContext", "Scorer", "Suite"]
 

@@ -23,12 +23,12 @@ from moot.harness._items import Item, ScoreContext
 from moot.harness._results import ResultRow
 from moot.models import Meter
 from moot.roles import RoleModels
-from moot.tools import SandboxRunner
+from moot.sandbox import SandboxRunner
 
 if TYPE_CHECKING:
     from moot.harness._arm import Arm
 
-__all__ = ["Job", "Outcome", "compute_row"]
+__all__ = ["Job", "RowOutcome", "compute_row"]
 
 
 @dataclass
@@ -57,7 +57,7 @@ class Job:
 
 
 @dataclass
-class Outcome:
+class RowOutcome:
     """A computed row and the calls behind it; ``fatal`` is a configuration error that must stop the comparison."""
 
     row: ResultRow
@@ -66,7 +66,7 @@ class Outcome:
     fatal: str | None = None
 
 
-async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, trace_dir: Path | None) -> Outcome:
+async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, trace_dir: Path | None) -> RowOutcome:
     """Solve and score one item with one arm; a failure of this row becomes an error row, never an exception."""
     meter, scoring = Meter(), Meter()
     ctx = RowContext(job.models, clients, meter, seed=job.seed, sandbox=sandbox, trace_dir=trace_dir)
@@ -96,7 +96,7 @@ async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, 
         row = row.model_copy(update={"status": "error", "error": (redact(detail) or "")[:2000]})
     seconds = seconds or time.perf_counter() - start
     row = row.model_copy(update=_usage(meter, scoring, seconds, ctx.trace_ids))
-    return Outcome(row, meter + scoring, fatal)
+    return RowOutcome(row, meter + scoring, fatal)
 
 
 def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> dict[str, Any]:

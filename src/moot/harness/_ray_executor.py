@@ -29,9 +29,9 @@ from typing import Any
 from moot.errors import ConfigError
 from moot.harness._calls import BaseClientFactory
 from moot.harness._executor import OnDone
-from moot.harness._jobs import Job, Outcome
+from moot.harness._jobs import Job, RowOutcome
 from moot.models import ModelSpec, Script, registered_scripts
-from moot.tools import SandboxRunner
+from moot.sandbox import SandboxRunner
 
 __all__ = ["RayExecutor"]
 
@@ -155,7 +155,7 @@ class RayExecutor:
         ref = self.task.remote(job, holder, self.setup)
         pending[asyncio.wrap_future(ref.future())] = _Attempt(job, number, holder, ref)
 
-    async def _outcome(self, future: asyncio.Future[Any], attempt: _Attempt, pending: Pending) -> Outcome | None:
+    async def _outcome(self, future: asyncio.Future[Any], attempt: _Attempt, pending: Pending) -> RowOutcome | None:
         """The job's outcome; None when it was resubmitted after its worker died."""
         try:
             outcome, traces = future.result()
@@ -196,7 +196,7 @@ class RayExecutor:
             self.ray.shutdown()
 
 
-def _lost(job: Job, exc: BaseException) -> Outcome:
+def _lost(job: Job, exc: BaseException) -> RowOutcome:
     """The row of a job whose worker died on every attempt: failed, with the reason, retried on the next run."""
     reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:500]
-    return Outcome(job.blank_row(status="error", error=f"the Ray worker died on all {ATTEMPTS} attempts ({reason})"))
+    return RowOutcome(job.blank_row(status="error", error=f"the Ray worker died on all {ATTEMPTS} attempts ({reason})"))

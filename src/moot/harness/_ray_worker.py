@@ -29,9 +29,9 @@ import ray
 from autogen_core import CacheStore
 
 from moot.harness._calls import BaseClientFactory, CallCache, ClientFactory, spec_label
-from moot.harness._jobs import Job, Outcome, compute_row
+from moot.harness._jobs import Job, RowOutcome, compute_row
 from moot.models import ModelSpec, Script, register_script
-from moot.tools import SandboxRunner
+from moot.sandbox import SandboxRunner
 
 __all__ = ["CacheServer", "EndpointLimiter", "WorkerSetup", "run_job"]
 
@@ -155,7 +155,7 @@ class WorkerSetup:
             register_script(script, replace=False)
 
 
-def run_job(job: Job, holder: str, setup: WorkerSetup) -> tuple[Outcome, dict[str, str]]:
+def run_job(job: Job, holder: str, setup: WorkerSetup) -> tuple[RowOutcome, dict[str, str]]:
     """Compute one row on this worker; returns the outcome and the traces it wrote (file name -> JSONL)."""
     setup.install()
     cache = _RemoteCache(setup.cache) if setup.cache is not None else None

@@ -32,14 +32,14 @@ from moot.harness._calls import BaseClientFactory, endpoint_of
 from moot.harness._context import MODEL_ROLES
 from moot.harness._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness._items import Item, Suite
-from moot.harness._jobs import Job, Outcome
+from moot.harness._jobs import Job, RowOutcome
 from moot.harness._results import ResultRow, ResultStore, arm_key
 from moot.harness._sampling import SelfConsistency
 from moot.harness._stats import matched_k
 from moot.harness._suites import load_suite
 from moot.models import Meter, ModelSpec
 from moot.roles import RoleModels, parse_model_options
-from moot.tools import SandboxRunner, run_tests
+from moot.sandbox import SandboxRunner, run_tests
 
 __all__ = [
     "ArmRun",
@@ -245,7 +245,7 @@ class ComparisonRun:
             labels=self.labels, seed=self.options.seed,
         )  # fmt: skip
 
-    def _finish(self, outcome: Outcome) -> None:
+    def _finish(self, outcome: RowOutcome) -> None:
         """Record one outcome: the only place rows are written, whichever executor computed them."""
         if outcome.fatal is not None:
             raise ConfigError(outcome.fatal)

@@ -22,7 +22,7 @@ from moot.errors import ConfigError, ToolFaultError
 from moot.harness._items import Item, Score, ScoreContext
 from moot.programs import assemble_program
 from moot.roles import Role, register_role
-from moot.tools import SandboxLimits, SandboxStatus
+from moot.sandbox import SandboxLimits, SandboxStatus
 
 __all__ = ["CodeTests", "ExactMatch", "Judgement", "LLMJudge", "NumericMatch", "OptionMatch", "RegexMatch"]
 

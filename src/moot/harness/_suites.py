@@ -10,7 +10,7 @@ from moot.harness._files import FILE_SUFFIXES, file_suite
 from moot.harness._gym import gym_suite
 from moot.harness._humaneval import humaneval_suite
 from moot.harness._items import Suite
-from moot.harness._specs import SpecParts, parse_spec, reject_unknown
+from moot.harness._selectors import SpecParts, parse_spec, reject_unknown
 
 __all__ = ["SUITE_FORMS", "load_suite", "register_suite"]
 

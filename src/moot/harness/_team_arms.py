@@ -31,8 +31,8 @@ from moot.harness._items import CodeTask, Item, Suite
 from moot.harness._prompts import SHORT_DEBATER, solver
 from moot.harness._sampling import answer_from_draft
 from moot.roles import ARBITER, CRITIC, GENERATOR, Role, RoleAgent, TestCritic
+from moot.sandbox import SandboxLimits
 from moot.teams import CodeDebate, CodeDebateResult, Debate, DebateResult, Reflection, ReflectionResult
-from moot.tools import SandboxLimits
 
 __all__ = ["DebateArm", "ReflectionArm", "TestReflectionArm"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from moot.arbiters import normalise_answer
 from moot.harness._items import CodeTask
 from moot.programs import assemble_program, extract_code
-from moot.tools import SandboxLimits, SandboxRunner, SandboxStatus, probe_signature, probe_test
+from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, probe_signature, probe_test
 
 __all__ = ["Vote", "vote_answers", "vote_programs"]
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from moot.errors import ConfigError, ToolFaultError
 from moot.programs import extract_code
 from moot.roles._critique import Critique
-from moot.tools import (
+from moot.sandbox import (
     Outcome,
     SandboxLimits,
     SandboxResult,

@@ -36,16 +36,7 @@ from moot.errors import MalformedOutputError
 from moot.messages import RoundCompleted
 from moot.programs import extract_code, program_of, without_docstrings, without_scaffolding
 from moot.roles import CandidateChoice, RoleAgent, failure_lines, render_prompt, run_sandbox, with_options
-from moot.teams._base import Message, MootFault, MootTeam, checked_experts
-from moot.teams._code_debate_records import (
-    CodeChoice,
-    CodeDebateResult,
-    CodeDebateState,
-    CodeRound,
-    code_metrics,
-)
-from moot.teams._records import add_usage, fingerprint, total_usage
-from moot.tools import (
+from moot.sandbox import (
     Outcome,
     SandboxLimits,
     SandboxResult,
@@ -55,6 +46,15 @@ from moot.tools import (
     run_tests,
     validate_tests,
 )
+from moot.teams._base import Message, MootFault, MootTeam, checked_experts
+from moot.teams._code_debate_records import (
+    CodeChoice,
+    CodeDebateResult,
+    CodeDebateState,
+    CodeRound,
+    code_metrics,
+)
+from moot.teams._records import add_usage, fingerprint, total_usage
 
 __all__ = ["CodeDebate", "CodeDebateConfig", "default_code_debate_stop"]
 

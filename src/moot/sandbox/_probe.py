@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot.tools._models import SandboxResult
+from moot.sandbox._results import SandboxResult
 
 __all__ = ["probe_signature", "probe_test"]
 

@@ -1,7 +1,7 @@
 """The sandbox process that runs the code under test, and answers requests about it; it never sees a test.
 
 Copied into the code's throwaway work directory and run as ``python -I -B``
-by :mod:`moot.tools._sandbox`; moot never imports it (stdlib only).
+by :mod:`moot.sandbox._sandbox`; moot never imports it (stdlib only).
 
 It confines itself, runs the code as a module (the *load* step, reported
 with ``begin``/``end`` like a test), then lists what the module defines and

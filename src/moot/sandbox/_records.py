@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from moot.tools._models import Outcome, SandboxLimits, SandboxResult, SandboxStatus, StepResult, TestResult
+from moot.sandbox._limits import SandboxLimits
+from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus, SandboxStep, TestResult
 
 __all__ = ["MEMORY_EXIT_CODE", "ChildExit", "assemble", "killed_in_step"]
 
@@ -42,8 +43,8 @@ class _Progress:
     done: bool = False
     harness_error: str | None = None
     isolation: list[str] = field(default_factory=list)
-    load: StepResult | None = None
-    tests: dict[int, StepResult] = field(default_factory=dict)
+    load: SandboxStep | None = None
+    tests: dict[int, SandboxStep] = field(default_factory=dict)
     open_step: tuple[str, int | None] | None = None
 
     @classmethod
@@ -64,7 +65,7 @@ class _Progress:
             if step != self.open_step:
                 raise CorruptReport(f"end of step {step} that was not begun")
             fields = {k: v for k, v in record.items() if k not in ("event", "step", "index")}
-            self.close(StepResult.model_validate(fields))
+            self.close(SandboxStep.model_validate(fields))
         elif event == "done":
             self.done = True
         elif event == "harness_error":
@@ -79,7 +80,7 @@ class _Progress:
         else:
             self.done = True  # every step had ended; only the final report was lost
 
-    def close(self, result: StepResult) -> None:
+    def close(self, result: SandboxStep) -> None:
         assert self.open_step is not None
         step, index = self.open_step
         if step == "load":
@@ -147,32 +148,32 @@ def _test_results(progress: _Progress, tests: list[str]) -> list[TestResult] | N
             return None
     results = []
     for index, test in enumerate(tests):
-        step = progress.tests.get(index) or StepResult(outcome=Outcome.NOT_RUN, message=reason)
+        step = progress.tests.get(index) or SandboxStep(outcome=Outcome.NOT_RUN, message=reason)
         results.append(TestResult(test=test, **step.model_dump()))
     return results
 
 
-def killed_in_step(ended: ChildExit, limits: SandboxLimits, stderr: str) -> StepResult:
+def killed_in_step(ended: ChildExit, limits: SandboxLimits, stderr: str) -> SandboxStep:
     """The outcome of the step the child died in: the code's doing, so say what limit it hit."""
     code = ended.returncode
     if ended.timed_out:
-        return StepResult(
+        return SandboxStep(
             outcome=Outcome.TIMEOUT, message=f"exceeded the wall-clock limit of {limits.wall_seconds:g} s"
         )
     if code == -signal.SIGXCPU:
-        return StepResult(outcome=Outcome.TIMEOUT, message=f"exceeded the CPU-time limit of {limits.cpu_seconds} s")
+        return SandboxStep(outcome=Outcome.TIMEOUT, message=f"exceeded the CPU-time limit of {limits.cpu_seconds} s")
     if code == MEMORY_EXIT_CODE or "MemoryError" in stderr:
         message = f"memory limit of {limits.memory_mb} MB exceeded (MemoryError)"
-        return StepResult(outcome=Outcome.ERROR, error_type="MemoryError", message=message)
+        return SandboxStep(outcome=Outcome.ERROR, error_type="MemoryError", message=message)
     if code == -signal.SIGKILL:
         message = "the process was killed (SIGKILL): CPU-time or memory limit exceeded"
-        return StepResult(outcome=Outcome.ERROR, message=message)
+        return SandboxStep(outcome=Outcome.ERROR, message=message)
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
         message = f"the interpreter crashed with {name} (e.g. unbounded recursion or a fault in C code)"
-        return StepResult(outcome=Outcome.ERROR, message=message)
+        return SandboxStep(outcome=Outcome.ERROR, message=message)
     message = f"the process exited with code {code} in the middle of the step (e.g. the code called os._exit)"
-    return StepResult(outcome=Outcome.ERROR, message=message)
+    return SandboxStep(outcome=Outcome.ERROR, message=message)
 
 
 def _tool_fault(

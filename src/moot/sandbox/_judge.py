@@ -1,7 +1,7 @@
 """The sandbox process that runs the tests; it never runs the code under test.
 
 Copied into its own throwaway work directory and run as ``python -I -B`` by
-:mod:`moot.tools._sandbox`; moot never imports it (stdlib only).
+:mod:`moot.sandbox._sandbox`; moot never imports it (stdlib only).
 
 The code runs in another process (``_code_host.py``). Here, each name the
 code's module defines is a plain value or a :class:`Remote` stand-in:

@@ -16,7 +16,7 @@ LANG and HOME/TMPDIR pointing into that directory), ``python -I -B`` in
 their own process group, and confine themselves before anything runs (see
 ``_confine.py``: rlimits, namespaces, Landlock, seccomp, an audit hook).
 When the code's process dies or overruns a call, it is killed and started
-afresh for the next test. :mod:`moot.tools._records` turns the reports, and
+afresh for the next test. :mod:`moot.sandbox._records` turns the reports, and
 how the judge ended, into a :class:`SandboxResult`.
 
 The call blocks for up to ``limits.wall_seconds``; from async code run it in a
@@ -40,10 +40,11 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from moot.errors import ConfigError
-from moot.tools._confine import remove_task_group
-from moot.tools._models import Outcome, SandboxLimits, SandboxResult, SandboxStatus
-from moot.tools._records import MEMORY_EXIT_CODE, ChildExit, assemble, killed_in_step
-from moot.tools._wire import Channel, WireError
+from moot.sandbox._confine import remove_task_group
+from moot.sandbox._limits import SandboxLimits
+from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, assemble, killed_in_step
+from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus
+from moot.sandbox._wire import Channel, WireError
 
 __all__ = ["SandboxRunner", "run_tests", "validate_tests"]
 
