@@ -1,7 +1,7 @@
 """A document as a few plain blocks, and the two writers that turn it into Markdown and HTML.
 
 Whatever moot shows as a document (a result in Jupyter, ``_repr.py``; the compare
-report, ``harness/_render.py``) is described once as blocks; ``to_markdown`` and
+report, ``harness/reports/_render.py``) is described once as blocks; ``to_markdown`` and
 ``to_html`` only lay them out, so the two forms cannot say different things.
 """
 

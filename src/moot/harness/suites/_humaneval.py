@@ -11,9 +11,9 @@ from functools import cache
 from typing import Any
 
 from moot.errors import ConfigError
-from moot.harness._examples import docstring_examples
-from moot.harness._items import CodeTask, Item, Suite
-from moot.harness._scorers import CodeTests
+from moot.harness.suites._examples import docstring_examples
+from moot.harness.suites._items import CodeTask, Item, Suite
+from moot.harness.suites._scorers import CodeTests
 
 __all__ = ["CODE_TASK_TEMPLATE", "humaneval_suite"]
 

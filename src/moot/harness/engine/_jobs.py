@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from moot._redact import redact
 from moot.errors import ConfigError
-from moot.harness._calls import ClientFactory
-from moot.harness._context import RowContext
-from moot.harness._items import Item, ScoreContext
-from moot.harness._results import ResultRow
+from moot.harness.engine._calls import ClientFactory
+from moot.harness.engine._context import RowContext
+from moot.harness.engine._results import ResultRow
+from moot.harness.suites._items import Item, ScoreContext
 from moot.models import Meter
 from moot.roles import RoleModels
 from moot.sandbox import SandboxRunner
 
 if TYPE_CHECKING:
-    from moot.harness._arm import Arm
+    from moot.harness.arms._arm import Arm
 
 __all__ = ["Job", "RowOutcome", "compute_row"]
 

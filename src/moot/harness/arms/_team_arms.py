@@ -25,11 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot.arbiters import MajorityVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
 from moot.errors import ConfigError
-from moot.harness._arm import Attempt, arm_settings, register_arm
-from moot.harness._context import MAX_EXPERTS, RowContext
-from moot.harness._items import CodeTask, Item, Suite
-from moot.harness._prompts import SHORT_DEBATER, solver
-from moot.harness._sampling import answer_from_draft
+from moot.harness.arms._arm import Attempt, arm_settings, register_arm
+from moot.harness.arms._prompts import SHORT_DEBATER, solver
+from moot.harness.arms._sampling import answer_from_draft
+from moot.harness.engine._context import MAX_EXPERTS, RowContext
+from moot.harness.suites._items import CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
 from moot.teams import CodeDebate, CodeDebateResult, Debate, DebateResult, Reflection, ReflectionResult

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from moot.harness._report import Report
+from moot.harness.reports._report import Report
 
 __all__ = ["plot_cost_accuracy"]
 

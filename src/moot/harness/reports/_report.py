@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from moot.harness._results import ResultRow
-from moot.harness._runner import Comparison
-from moot.harness._stats import (
+from moot.harness.engine._results import ResultRow
+from moot.harness.engine._runner import Comparison
+from moot.harness.reports._stats import (
     bootstrap_mean,
     holm,
     is_binary,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from moot.harness._plot import plot_cost_accuracy
-from moot.harness._render import PLOT_FILE, markdown, page
-from moot.harness._report import Report
+from moot.harness.reports._plot import plot_cost_accuracy
+from moot.harness.reports._render import PLOT_FILE, markdown, page
+from moot.harness.reports._report import Report
 
 __all__ = ["ReportFiles", "write_report"]
 

@@ -16,9 +16,9 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from moot.errors import ConfigError, MalformedOutputError
-from moot.harness._context import RowContext
-from moot.harness._items import Item, Suite
-from moot.harness._selectors import parse_spec
+from moot.harness.engine._context import RowContext
+from moot.harness.suites._items import Item, Suite
+from moot.harness.suites._selectors import parse_spec
 from moot.roles import RoleAgent
 
 __all__ = ["ARM_FORMS", "Arm", "Attempt", "Reply", "arm_settings", "ask", "build_arm", "known_arms", "register_arm"]

@@ -6,11 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from moot.errors import ConfigError
-from moot.harness._files import FILE_SUFFIXES, file_suite
-from moot.harness._gym import gym_suite
-from moot.harness._humaneval import humaneval_suite
-from moot.harness._items import Suite
-from moot.harness._selectors import SpecParts, parse_spec, reject_unknown
+from moot.harness.suites._files import FILE_SUFFIXES, file_suite
+from moot.harness.suites._gym import gym_suite
+from moot.harness.suites._humaneval import humaneval_suite
+from moot.harness.suites._items import Suite
+from moot.harness.suites._selectors import SpecParts, parse_spec, reject_unknown
 
 __all__ = ["SUITE_FORMS", "load_suite", "register_suite"]
 

@@ -22,11 +22,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from moot.errors import ConfigError
-from moot.harness._examples import docstring_examples
-from moot.harness._humaneval import CODE_TASK_TEMPLATE
-from moot.harness._items import CodeTask, Item, Scorer, Suite
-from moot.harness._scorers import CodeTests, ExactMatch, LLMJudge, NumericMatch, OptionMatch, RegexMatch
-from moot.harness._selectors import SpecParts
+from moot.harness.suites._examples import docstring_examples
+from moot.harness.suites._humaneval import CODE_TASK_TEMPLATE
+from moot.harness.suites._items import CodeTask, Item, Scorer, Suite
+from moot.harness.suites._scorers import CodeTests, ExactMatch, LLMJudge, NumericMatch, OptionMatch, RegexMatch
+from moot.harness.suites._selectors import SpecParts
 from moot.roles import NUMBER
 
 __all__ = ["FILE_SUFFIXES", "MAX_ITEM_BYTES", "SCORING_KINDS", "file_suite"]

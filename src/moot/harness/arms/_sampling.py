@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.harness._arm import Attempt, Reply, arm_settings, ask, register_arm
-from moot.harness._context import RowContext
-from moot.harness._items import Item, Suite
-from moot.harness._prompts import ShortAnswer, solver
-from moot.harness._vote import vote_answers, vote_programs
+from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, register_arm
+from moot.harness.arms._prompts import ShortAnswer, solver
+from moot.harness.arms._vote import vote_answers, vote_programs
+from moot.harness.engine._context import RowContext
+from moot.harness.suites._items import Item, Suite
 from moot.models import ModelSpec
 from moot.roles import GENERATOR
 

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from moot._blocks import Block, Bullets, Heading, Image, Paragraph, to_html, to_markdown
 from moot._blocks import Table as BlockTable
-from moot.harness._report import Report
+from moot.harness.reports._report import Report
 
 __all__ = ["Tables", "document", "markdown", "page", "tables", "terminal_table"]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from moot.errors import ConfigError
-from moot.harness._items import Item, Score, ScoreContext, Suite
-from moot.harness._selectors import SpecParts, int_param
+from moot.harness.suites._items import Item, Score, ScoreContext, Suite
+from moot.harness.suites._selectors import SpecParts, int_param
 from moot.roles import NUMBER
 
 __all__ = ["GymScore", "gym_suite"]

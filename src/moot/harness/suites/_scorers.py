@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.arbiters import normalise_answer
 from moot.errors import ConfigError, ToolFaultError
-from moot.harness._items import Item, Score, ScoreContext
+from moot.harness.suites._items import Item, Score, ScoreContext
 from moot.programs import assemble_program
 from moot.roles import Role, register_role
 from moot.sandbox import SandboxLimits, SandboxStatus

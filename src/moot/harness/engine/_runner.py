@@ -27,16 +27,16 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import ConfigError
-from moot.harness._arm import Arm, build_arm
-from moot.harness._calls import BaseClientFactory, endpoint_of
-from moot.harness._context import MODEL_ROLES
-from moot.harness._executor import Executor, ExecutorName, LocalExecutor
-from moot.harness._items import Item, Suite
-from moot.harness._jobs import Job, RowOutcome
-from moot.harness._results import ResultRow, ResultStore, arm_key
-from moot.harness._sampling import SelfConsistency
-from moot.harness._stats import matched_k
-from moot.harness._suites import load_suite
+from moot.harness.arms._arm import Arm, build_arm
+from moot.harness.arms._sampling import SelfConsistency
+from moot.harness.engine._calls import BaseClientFactory, endpoint_of
+from moot.harness.engine._context import MODEL_ROLES
+from moot.harness.engine._executor import Executor, ExecutorName, LocalExecutor
+from moot.harness.engine._jobs import Job, RowOutcome
+from moot.harness.engine._results import ResultRow, ResultStore, arm_key
+from moot.harness.reports._stats import matched_k
+from moot.harness.suites._items import Item, Suite
+from moot.harness.suites._suites import load_suite
 from moot.models import Meter, ModelSpec
 from moot.roles import RoleModels, parse_model_options
 from moot.sandbox import SandboxRunner, run_tests
@@ -289,7 +289,7 @@ def make_executor(
     if options.executor != "ray" and options.ray_address is not None:
         raise ConfigError("--ray-address applies only with --executor ray")
     if options.executor == "ray" and not options.report_only:  # a report runs nothing: no cluster to start
-        from moot.harness._ray_executor import RayExecutor
+        from moot.harness.engine._ray_executor import RayExecutor
 
         return RayExecutor(
             address=options.ray_address, slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from moot.arbiters import normalise_answer
-from moot.harness._items import CodeTask
+from moot.harness.suites._items import CodeTask
 from moot.programs import assemble_program, extract_code
 from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, probe_signature, probe_test
 
