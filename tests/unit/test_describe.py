@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from moot._describe import describe, describe_data
-from moot._repr import transcript_rows
+from moot._result_blocks import transcript_rows
 from moot.arbiters import ExpertAssessment, Verdict
 from moot.console import render_message
 from moot.harness.reports._render import markdown, page

@@ -16,7 +16,7 @@ from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
 from moot._blocks import to_markdown
-from moot._repr import html_result, reflection_blocks
+from moot._result_blocks import html_result, reflection_blocks
 from moot._transcript_rounds import messages_by_round
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError

@@ -1,8 +1,9 @@
-"""How results look in Jupyter: ``_repr_html_`` / ``_repr_markdown_`` of ReflectionResult and DebateResult.
+"""What a ReflectionResult or DebateResult shows, described once as document blocks (``_blocks.py``).
 
-A result is described once as document blocks (``_blocks.py``: headings, notes,
-tables, collapsible text); its writers turn the blocks into HTML and into
-Markdown, so both show the same thing.
+The blocks (headings, notes, tables, collapsible text) are written as HTML and
+Markdown for Jupyter (``_repr_html_`` / ``_repr_markdown_``) and as rich
+renderables for the terminal (``_rich_blocks.py``, ``moot run``), so a notebook
+and the console show the same thing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from moot.roles import Position
 if TYPE_CHECKING:
     from moot.teams import DebateResult, ReflectionResult, Usage
 
-__all__ = ["debate_blocks", "html_result", "reflection_blocks", "transcript_rows"]
+__all__ = ["debate_blocks", "draft_label", "html_result", "reflection_blocks", "transcript_rows", "usage_table"]
 
 PREVIEW = 110
 
@@ -45,12 +46,16 @@ def reflection_blocks(result: ReflectionResult) -> list[Block]:
         for r in result.rounds
     )
     blocks.append(Table("scores per round", ("round", "score", "verdicts", "issues", "tokens"), rows))
-    if best is not None and best.score is not None:
-        blocks.append(Note("best", f"round {best.round}, score {best.score:g}"))
     if result.answer is not None:
-        label = "best draft" if best is not None else "latest draft (unscored)"
-        blocks.append(Fold(label, result.answer))
-    return [*blocks, _usage_table(result.usage), _transcript(result.messages)]
+        blocks.append(Fold(draft_label(best.round if best else None, best.score if best else None), result.answer))
+    return [*blocks, usage_table(result.usage), _transcript(result.messages)]
+
+
+def draft_label(best_round: int | None, score: float | None) -> str:
+    """Which draft a reflection returns: the best-scoring one (the same words live and in ``moot show``)."""
+    if best_round is not None and score is not None:
+        return f"best draft (round {best_round}, score {score:g})"
+    return "latest draft (unscored)"
 
 
 def debate_blocks(result: DebateResult) -> list[Block]:
@@ -66,7 +71,7 @@ def debate_blocks(result: DebateResult) -> list[Block]:
     header = ("expert", *(f"round {r.round}" for r in result.rounds))
     blocks.append(Table("positions per round", header, tuple(rows)))
     blocks += _verdict_blocks(result)
-    return [*blocks, _usage_table(result.usage), _transcript(result.messages)]
+    return [*blocks, usage_table(result.usage), _transcript(result.messages)]
 
 
 def _verdict_blocks(result: DebateResult) -> list[Block]:
@@ -74,7 +79,8 @@ def _verdict_blocks(result: DebateResult) -> list[Block]:
     if verdict is None:
         return [Note("verdict", "none (no positions to rule on)")]
     blocks: list[Block] = [
-        Note("verdict", f"{verdict.decision} (by {result.verdict_by}, confidence {verdict.confidence:.2f})"),
+        Note(_verdict_label(result), verdict.decision),
+        Note("confidence", f"{verdict.confidence:.2f}"),
         Note("rationale", verdict.rationale),
     ]
     if verdict.dissent:
@@ -89,6 +95,12 @@ def _verdict_blocks(result: DebateResult) -> list[Block]:
     return blocks
 
 
+def _verdict_label(result: DebateResult) -> str:
+    """Who ruled, and in which order the positions were put to them (the order can sway a judge)."""
+    shown = f" (positions shown as {', '.join(result.arbiter_order)})" if result.arbiter_order else ""
+    return f"verdict by {result.verdict_by}{shown}"
+
+
 def _position(position: Position | None) -> str:
     return "-" if position is None else f"{position.answer} ({position.confidence:.2f})"
 
@@ -97,7 +109,8 @@ def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def _usage_table(usage: Usage) -> Table:
+def usage_table(usage: Usage) -> Table:
+    """Tokens per agent, then the total."""
     rows = tuple(
         (agent, str(u.prompt_tokens), str(u.completion_tokens), str(u.prompt_tokens + u.completion_tokens))
         for agent, u in usage.items()
