@@ -4,6 +4,7 @@ Run:  moot run architecture_review                       (embedded offline model
       moot run architecture_review --model architect=local@0.9 --model arbiter=local@0.1
 """
 
+from moot.cli import run_script
 from moot.conditions import Consensus, MaxRounds, NoProgress, TokenBudget
 from moot.roles import RoleAgent, role
 from moot.scenario import RoleModels, Scenario
@@ -43,4 +44,4 @@ SCENARIO = Scenario(
 )
 
 if __name__ == "__main__":
-    SCENARIO.main()
+    run_script(SCENARIO)

@@ -4,6 +4,7 @@ Run:  moot run code_review            (embedded offline model)
       python scenarios/code_review.py --model critic=local@0.1
 """
 
+from moot.cli import run_script
 from moot.conditions import MaxRounds, NoImprovement, ScoreThreshold, TokenBudget
 from moot.roles import RoleAgent, role
 from moot.scenario import RoleModels, Scenario
@@ -34,4 +35,4 @@ SCENARIO = Scenario(
 )
 
 if __name__ == "__main__":
-    SCENARIO.main()
+    run_script(SCENARIO)

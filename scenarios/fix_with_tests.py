@@ -15,6 +15,7 @@ from typing import Any
 
 from autogen_agentchat.base import TerminationCondition
 
+from moot.cli import run_script
 from moot.conditions import MaxRounds, ScoreThreshold, TokenBudget
 from moot.roles import RoleAgent, TestCritic, role
 from moot.scenario import RoleModels, Scenario
@@ -107,4 +108,4 @@ SCENARIO = Scenario(
 )
 
 if __name__ == "__main__":
-    SCENARIO.main()
+    run_script(SCENARIO)

@@ -9,9 +9,9 @@ from autogen_agentchat.base import TerminationCondition
 
 from moot import Critique, Reflection, RoleAgent, role
 from moot.arbiters import Arbiter, ExpertAssessment, Verdict
+from moot.hooks import TeamHooks
 from moot.roles import Opening
 from moot.teams import Debate
-from moot.teams._hooks import TeamHooks
 from moot.testing import ScriptedModel
 
 

@@ -1,7 +1,8 @@
-"""A document as a few plain blocks, and the two writers that turn it into Markdown and HTML.
+"""A document as a few plain blocks, and the two writers that turn it into Markdown and HTML
+(``_rich_blocks.py`` is the third, for the terminal).
 
-Whatever moot shows as a document (a result in Jupyter, ``_repr.py``; the compare
-report, ``harness/_render.py``) is described once as blocks; ``to_markdown`` and
+Whatever moot shows as a document (a result in Jupyter, ``_result_blocks.py``; the compare
+report, ``harness/reports/_render.py``) is described once as blocks; ``to_markdown`` and
 ``to_html`` only lay them out, so the two forms cannot say different things.
 """
 

@@ -2,8 +2,8 @@
 
 Each result type has one function here that turns it into a :class:`Description`:
 a headline of labelled fields and the lines under it, each with a tone. The rich
-console (``console.py``), the plain text of ``moot show`` (``inspect.py``) and the
-notebook transcript (``_repr.py``) only lay a description out, so a field added or
+console (``console.py``), the plain text of ``moot show`` (``runview.py``) and the
+notebook transcript (``_result_blocks.py``) only lay a description out, so a field added or
 reworded here shows the same way in all of them.
 """
 

@@ -2,7 +2,7 @@
 
 A reflection rebuilds its rounds from drafts and critiques (``teams/_reflection.py``),
 a debate from positions (``teams/_debate_records.py``), and ``moot show`` groups
-stored turns per round (``inspect.py``). All three number the messages here, so a
+stored turns per round (``runview.py``). All three number the messages here, so a
 turn is never in one round on screen and in another in the team's state.
 """
 

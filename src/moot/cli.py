@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -26,7 +26,9 @@ from moot.catalog import Entry, entries
 from moot.console import catalog_table, render_calls, render_message, render_result, render_run, runs_table
 from moot.errors import ConfigError
 from moot.harness._cli import compare
-from moot.inspect import (
+from moot.models import SPEC_FORM, refusal
+from moot.roles import known_roles, role, role_origin
+from moot.runview import (
     RunView,
     TurnCalls,
     calls_by_turn,
@@ -35,13 +37,9 @@ from moot.inspect import (
     read_trace,
     run_view,
 )
-from moot.models import SPEC_FORM
-from moot.models._retry import refusal
-from moot.roles import known_roles, role, role_origin
 from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
-from moot.teams import ConsoleFeedback, HumanInTheLoop, PlannerExecutor, load_preset
-from moot.teams._base import MootTeam
+from moot.teams import ConsoleFeedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
 from moot.tools import ConsoleApprover
 
 app = typer.Typer(
@@ -370,8 +368,9 @@ async def _render(stream: AsyncIterator[object], team: MootTeam | None = None) -
     return result
 
 
-def run_scenario_main(scenario: Scenario, argv: list[str]) -> None:
-    """Entry point for ``python scenarios/<name>.py [--model ...] [--task ...]``."""
+def run_script(scenario: Scenario, argv: Sequence[str] | None = None) -> None:
+    """Run ``scenario`` as a script (``python scenarios/<name>.py [--model ...] [--task ...]``), with the
+    options of ``moot run``; ``argv`` defaults to the script's own arguments."""
     command = typer.Typer(add_completion=False)
 
     @command.command()
@@ -383,7 +382,7 @@ def run_scenario_main(scenario: Scenario, argv: list[str]) -> None:
     ) -> None:
         run_scenario(scenario, model, task, store=store, pause_at=pause_at)
 
-    command(args=argv, prog_name=f"{scenario.name}.py")
+    command(args=list(sys.argv[1:] if argv is None else argv), prog_name=f"{scenario.name}.py")
 
 
 # ------------------------------------------------------------------ the catalog

@@ -1,4 +1,4 @@
-"""Live rendering of a team's stream in the terminal (rich)."""
+"""Live rendering of a team's stream in the terminal (rich); results as ``_result_blocks.py`` describes them."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from moot._describe import Description, Tone, describe
-from moot.inspect import RunView, TurnCalls, TurnView
+from moot._result_blocks import debate_blocks, draft_label, reflection_blocks, usage_table
+from moot._rich_blocks import print_blocks
 from moot.messages import (
     HumanFeedbackGiven,
     HumanFeedbackRequested,
@@ -26,10 +27,9 @@ from moot.messages import (
     message_factory,
 )
 from moot.models import Meter
+from moot.runview import RunView, TurnCalls, TurnView
 from moot.store import RunRecord
-from moot.teams import DebateResult, PlannerExecutorResult, ReflectionResult
-from moot.teams._records import MootResult, Usage
-from moot.teams._reflection import ReflectionRound
+from moot.teams import DebateResult, MootResult, PlannerExecutorResult, ReflectionResult, ReflectionRound
 
 __all__ = ["render_calls", "render_message", "render_result", "render_run", "runs_table"]
 
@@ -143,29 +143,17 @@ def scenario_name(record: RunRecord) -> str:
     return name.rsplit(".", 1)[0] if name.endswith((".py", ".yaml", ".yml")) else name
 
 
-def usage_table(usage: Usage) -> Table:
-    table = Table(title="tokens", show_edge=False)
-    for column in ("agent", "prompt", "completion", "total"):
-        table.add_column(column, justify="left" if column == "agent" else "right")
-    for agent, used in usage.items():
-        table.add_row(
-            agent,
-            str(used.prompt_tokens),
-            str(used.completion_tokens),
-            str(used.prompt_tokens + used.completion_tokens),
-        )
-    return table
-
-
 def render_result(console: Console, result: TaskResult) -> None:
-    """Print the outcome: stop reason, then what this kind of team produced, then tokens per agent."""
+    """Print the outcome: a reflection or a debate as a notebook shows it (``_result_blocks.py``), any other
+    team's stop reason and what it produced; then the run's tokens and cost."""
     console.rule("[bold]result")
-    console.print(f"[bold]stop reason:[/] {result.stop_reason}")
     if isinstance(result, ReflectionResult):
-        _reflection_result(console, result)
+        print_blocks(console, reflection_blocks(result))
     elif isinstance(result, DebateResult):
-        _debate_result(console, result)
-    elif isinstance(result, PlannerExecutorResult):
+        print_blocks(console, debate_blocks(result))
+    else:
+        console.print(f"[bold]stop reason:[/] {result.stop_reason}")
+    if isinstance(result, PlannerExecutorResult):
         _plan_result(console, result)
     if isinstance(result, MootResult):
         console.print(meter_line(result.tokens))
@@ -186,26 +174,7 @@ def _plan_result(console: Console, result: PlannerExecutorResult) -> None:
     console.print(audit)
     if result.partial:
         console.print("[bold red]partial result:[/] the run ended on a fault")
-    console.print(usage_table(result.usage))
-
-
-def _reflection_result(console: Console, result: ReflectionResult) -> None:
-    scores = ", ".join("-" if s is None else f"{s:g}" for s in result.scores)
-    console.print(f"[bold]rounds:[/] {len(result.rounds)}   [bold]scores:[/] {scores}")
-    if result.partial:
-        console.print("[bold red]partial result:[/] the run ended on a fault; best answer so far below")
-    best = result.best
-    label = draft_label(best.round if best else None, best.score if best else None)
-    if result.answer is not None:
-        console.print(Panel(Markdown(result.answer), title=label, title_align="left", border_style="green"))
-    console.print(usage_table(result.usage))
-
-
-def draft_label(best_round: int | None, score: float | None) -> str:
-    """Which draft a reflection returns: the best-scoring one (the same words live and in ``moot show``)."""
-    if best_round is not None and score is not None:
-        return f"best draft (round {best_round}, score {score:g})"
-    return "latest draft (unscored)"
+    print_blocks(console, [usage_table(result.usage)])
 
 
 def returned_label(result: Mapping[str, Any] | None) -> str | None:
@@ -215,32 +184,6 @@ def returned_label(result: Mapping[str, Any] | None) -> str | None:
         return None
     best = ReflectionRound.model_validate(result["best"]) if result["best"] else None
     return draft_label(best.round if best else None, best.score if best else None)
-
-
-def _debate_result(console: Console, result: DebateResult) -> None:
-    table = Table(title="positions per round", show_edge=False)
-    table.add_column("expert")
-    for record in result.rounds:
-        table.add_column(f"round {record.round}")
-    for name in result.rounds[0].positions if result.rounds else {}:
-        table.add_row(name, *(r.positions[name].answer if name in r.positions else "-" for r in result.rounds))
-    console.print(table)
-    if result.metrics is not None:
-        m = result.metrics
-        agreement = ", ".join(f"{a:.2f}" for a in m.agreement_per_round)
-        flips = sum(len(v) for v in m.flips.values())
-        console.print(
-            f"[bold]agreement per round:[/] {agreement}   [bold]answer flips:[/] {flips}   "
-            f"[bold]first-round distinct answers:[/] {m.first_round_diversity}"
-        )
-    if result.partial:
-        console.print("[bold red]partial result:[/] the run ended on a fault")
-    if result.verdict is not None:
-        console.print(
-            f"[bold]verdict[/] by {result.verdict_by} (positions shown as {', '.join(result.arbiter_order)}): "
-            f"[bold green]{result.verdict.decision}[/]"
-        )
-    console.print(usage_table(result.usage))
 
 
 # ------------------------------------------------------------------ moot show

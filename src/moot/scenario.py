@@ -2,7 +2,8 @@
 
 A scenario is either a script (``scenarios/<name>.py``) that defines
 ``SCENARIO = Scenario(...)`` and ends with ``if __name__ == "__main__":
-SCENARIO.main()``, so it runs both as ``python scenarios/<name>.py`` and as
+run_script(SCENARIO)`` (``moot.cli.run_script``: the command line owns its
+options, so this module never imports it back), so it runs both as ``python scenarios/<name>.py`` and as
 ``moot run <name>``; or a YAML file that names a team preset and a task
 (``team: expert_panel``, ``task: ...``). A team preset alone is runnable too,
 given a task. The ``build`` function receives the resolved model spec for
@@ -12,7 +13,6 @@ each role it uses, so ``--model ROLE=SPEC`` can give any role its own model.
 from __future__ import annotations
 
 import importlib.util
-import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -87,12 +87,6 @@ class Scenario:
     def from_preset(cls, preset: TeamPreset) -> Scenario:
         """A team preset as a scenario without a task of its own (``moot run PRESET --task ...``)."""
         return _from_preset(preset, preset.name, preset.description, "", None)
-
-    def main(self, argv: Sequence[str] | None = None) -> None:
-        """Run this scenario as a script, with the same options as ``moot run``."""
-        from moot.cli import run_scenario_main
-
-        run_scenario_main(self, list(sys.argv[1:] if argv is None else argv))
 
 
 def _raised_in(exc: BaseException, path: Path | None) -> str:

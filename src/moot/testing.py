@@ -21,15 +21,15 @@ from pydantic import BaseModel
 
 from moot.errors import ConfigError
 from moot.models import (
+    DelegatingClient,
     DeterministicModel,
     ScriptedCall,
     ScriptedClient,
     ScriptedModel,
     ScriptedReply,
+    WholeReplyStream,
     count_words,
 )
-from moot.models._delegating import DelegatingClient
-from moot.models._whole_reply import WholeReplyStream
 
 __all__ = [
     "FAULT_KINDS",

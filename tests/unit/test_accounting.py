@@ -13,9 +13,9 @@ from moot import ConfigError, MalformedOutputError, ModelSpec, Reflection, RoleA
 from moot.cli import app
 from moot.conditions import CostBudget, MaxRounds, TokenBudget
 from moot.console import render_calls
-from moot.inspect import model_calls
 from moot.messages import TurnFailed
 from moot.models import Meter
+from moot.runview import model_calls
 from moot.store import RunStore
 from moot.testing import ScriptedModel, count_words
 from tests.conftest import make_critique, make_debate, make_position, make_reflection

@@ -35,7 +35,7 @@ def test_run_prints_the_transcript_and_the_result(script, monkeypatch):
     assert code == 0
     assert "handle empty input" in out and "score 92" in out
     assert "stop reason: quality threshold: score 92 >= 85 in round 2" in out
-    assert "rounds: 2   scores: 60, 92" in out
+    assert "Reflection · 2 round(s)" in out and "scores per round" in out
     assert "best draft (round 2, score 92)" in out
 
 

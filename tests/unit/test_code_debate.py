@@ -205,7 +205,7 @@ def test_the_program_vote_ranks_evidence_then_votes_then_order():
 
 
 def test_a_models_own_checks_at_import_time_are_not_part_of_its_program():
-    from moot.roles._programs import assemble_program, without_docstrings
+    from moot.programs import assemble_program, without_docstrings
 
     reply = (
         "```python\ndef total(xs):\n    '''Sum.'''\n    return sum(xs)\n\n"

@@ -12,13 +12,13 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from moot._describe import describe, describe_data
-from moot._repr import transcript_rows
+from moot._result_blocks import transcript_rows
 from moot.arbiters import ExpertAssessment, Verdict
 from moot.console import render_message
-from moot.harness._render import markdown, page
-from moot.harness._report import ArmSummary, PairSummary, Report
-from moot.inspect import _structured_text
+from moot.harness.reports._render import markdown, page
+from moot.harness.reports._report import ArmSummary, PairSummary, Report
 from moot.roles import Critique, Position
+from moot.runview import _structured_text
 
 CRITIQUE = Critique(
     reasoning="The function works for ints.",

@@ -98,7 +98,7 @@ def test_moot_run_prints_the_outcome(tmp_path, monkeypatch):
     outcome = CliRunner().invoke(app, ["run", "fix_with_tests", "--model", f"scripted:{script}"])
     assert outcome.exit_code == 0, outcome.stdout
     assert "stop reason: all tests pass in round 2" in outcome.stdout
-    assert "rounds: 2   scores: 50, 100" in outcome.stdout
+    assert "Reflection · 2 round(s)" in outcome.stdout and "scores per round" in outcome.stdout
     assert "best draft (round 2, score 100)" in outcome.stdout
 
 

@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from moot.harness._cli import compare, default_out
-from moot.harness._files import MAX_ITEM_BYTES
+from moot.harness.suites._files import MAX_ITEM_BYTES
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
 
 

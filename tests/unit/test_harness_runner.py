@@ -18,7 +18,7 @@ from moot.harness import (
     run_comparison,
     write_report,
 )
-from moot.harness._arm import _ARMS
+from moot.harness.arms._arm import _ARMS
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
 
 ARMS = ["single", "self-consistency?k=3", "reflection", "debate"]
@@ -315,7 +315,7 @@ def test_report_only_computes_nothing_and_reports_what_is_finished(sums, tmp_pat
 
 def test_graded_scores_use_the_paired_permutation_test_and_a_registered_suite(tmp_path, model):
     from moot.harness import Item, Score, Suite, register_suite
-    from moot.harness._suites import _SUITES
+    from moot.harness.suites._suites import _SUITES
 
     class Closeness:
         cheap = True
@@ -386,7 +386,7 @@ def test_a_closed_answer_set_constrains_every_arm_and_scores_the_option_named(tm
 
 
 def test_option_scoring_compares_the_option_named_not_the_prose():
-    from moot.harness._scorers import OptionMatch
+    from moot.harness.suites._scorers import OptionMatch
 
     yes = OptionMatch("Yes", ("Yes", "No"))
     item, ctx = None, None
@@ -436,7 +436,7 @@ def test_rows_and_arms_carry_their_cost_when_every_model_has_a_price(sums, tmp_p
 def test_a_results_file_from_before_named_migrations_is_brought_up_to_date_and_a_newer_one_refused(tmp_path):
     import sqlite3
 
-    from moot.harness._results import MIGRATIONS, ResultStore
+    from moot.harness.engine._results import MIGRATIONS, ResultStore
 
     old = tmp_path / "old.sqlite3"
     with sqlite3.connect(old) as db:  # the schema the first releases wrote, marked by user_version only

@@ -75,7 +75,7 @@ def test_matched_k_rounds_the_debate_mean_half_up():
 
 
 def test_debate_signals_total_the_honesty_metrics_of_short_and_code_debates():
-    from moot.harness._report import debate_signals
+    from moot.harness.reports._report import debate_signals
 
     short = [
         {"argued_flips": 1, "unargued_flips": 2, "final_in_first_round": True, "overturned_majority": True,

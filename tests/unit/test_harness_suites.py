@@ -11,15 +11,15 @@ from pydantic import ValidationError
 
 from moot.errors import ConfigError
 from moot.harness import CodeTests, ExactMatch, Item, LLMJudge, NumericMatch, RegexMatch, RowContext, load_suite
-from moot.harness._calls import CallCache, ClientFactory, EndpointLimits
-from moot.harness._examples import docstring_examples
-from moot.harness._prompts import solver
-from moot.harness._scorers import last_number
+from moot.harness.arms._prompts import solver
+from moot.harness.engine._calls import CallCache, ClientFactory, EndpointLimits
+from moot.harness.suites._examples import docstring_examples
+from moot.harness.suites._scorers import last_number
 from moot.models import ModelSpec
+from moot.programs import assemble_program
 from moot.roles import NUMBER
-from moot.roles._programs import assemble_program
+from moot.sandbox import run_tests
 from moot.scenario import RoleModels
-from moot.tools import run_tests
 from tests.unit.test_harness_support import PromptModel
 
 

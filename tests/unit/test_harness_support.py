@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from moot.arbiters import ExpertAssessment, Verdict
-from moot.harness._prompts import ShortAnswer
+from moot.harness.arms._prompts import ShortAnswer
 from moot.roles import Critique, Opening, Rebuttal
 from moot.testing import DeterministicModel, ScriptedClient
 

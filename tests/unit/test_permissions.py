@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from rich.console import Console
 
 from moot.errors import ConfigError, ToolFaultError
+from moot.sandbox import SandboxLimits, SandboxResult, SandboxStatus
 from moot.tools import (
     Approval,
     ApprovalRequest,
@@ -17,9 +18,6 @@ from moot.tools import (
     ConsoleApprover,
     PermissionPolicy,
     Rule,
-    SandboxLimits,
-    SandboxResult,
-    SandboxStatus,
     Tool,
     ToolBox,
     ToolError,

@@ -14,17 +14,10 @@ from moot.errors import ConfigError
 from moot.messages import StepFinished, ToolExecuted
 from moot.roles import Plan, RoleAgent, Step, StepResult, ToolCall, role
 from moot.roles._plan import tool_call_type
+from moot.sandbox import SandboxLimits
 from moot.teams import PlannerExecutor, PlannerExecutorResult
 from moot.testing import ScriptedModel
-from moot.tools import (
-    CallbackApprover,
-    PermissionPolicy,
-    Rule,
-    SandboxLimits,
-    Tool,
-    ToolError,
-    builtin_tools,
-)
+from moot.tools import CallbackApprover, PermissionPolicy, Rule, Tool, ToolError, builtin_tools
 
 TASK = "Write hello.py that prints 'hello', then run it."
 
@@ -341,7 +334,8 @@ async def test_a_token_budget_stops_the_run():
 
 
 async def test_a_broken_tool_ends_the_run_as_a_partial_result():
-    from moot.tools import SandboxResult, SandboxStatus, run_python_tool
+    from moot.sandbox import SandboxResult, SandboxStatus
+    from moot.tools import run_python_tool
 
     def down(code, tests, limits):
         return SandboxResult(status=SandboxStatus.TOOL_FAULT, tool_error="harness crashed")

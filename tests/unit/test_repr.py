@@ -6,7 +6,11 @@ from html.parser import HTMLParser
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from rich.console import Console
 
+from moot._blocks import Note, Table
+from moot._result_blocks import debate_blocks, reflection_blocks
+from moot._rich_blocks import print_blocks
 from moot.conditions import Consensus, MaxRounds, ScoreThreshold
 from moot.testing import ScriptedModel
 from tests.conftest import make_critique, make_debate, make_position, make_rebuttal, make_reflection, make_verdict
@@ -55,7 +59,7 @@ async def test_reflection_markdown_shows_scores_verdicts_best_draft_tokens_and_t
         f"| 1 | 55 | revise (55) | no type hints | {r1} |",
         f"| 2 | 91 | accept (91) | - | {r2} |",
     ]
-    assert "**best:** round 2, score 91" in markdown
+    assert "**best draft (round 2, score 91):**" in markdown
     assert "```\ndef add(a: int, b: int) -> int:  # <b>|</b>\n    return a + b\n```" in markdown  # verbatim in code
     used = result.usage["critic"]
     row = (
@@ -85,7 +89,8 @@ async def test_debate_markdown_shows_positions_per_round_agreement_and_verdict()
         "| business | keep (0.70) | keep (0.70) |",
         "| agreement | 0.67 | 1.00 |",
     ]
-    assert "**verdict:** keep (by arbiter, confidence 0.80)" in markdown
+    assert "**verdict by arbiter (positions shown as " in markdown and "):** keep\n" in markdown
+    assert "**confidence:** 0.80" in markdown
     assert "**stop reason:** consensus: agreement 1.00 >= 1 in round 2" in markdown
     assert "answer flips 1, verdict keeps the first-round majority: yes" in markdown
     assert section(markdown, "tokens")[-1].startswith("| total | ")
@@ -143,3 +148,20 @@ async def test_jupyter_picks_up_both_representations(make):
     data, _ = InteractiveShell.instance().display_formatter.format(result)
     assert {"text/html", "text/markdown", "text/plain"} <= set(data)
     assert data["text/markdown"] == result._repr_markdown_()
+
+
+@pytest.mark.parametrize("make", [reflection_result, debate_result])
+async def test_the_terminal_shows_the_blocks_a_notebook_shows(make):
+    """``moot run`` prints a result through the same description as Jupyter: every note and table cell."""
+    result = await make()
+    blocks = reflection_blocks(result) if make is reflection_result else debate_blocks(result)
+    console = Console(record=True, width=400)
+    print_blocks(console, blocks)
+    text = console.export_text()
+    for block in blocks:
+        if isinstance(block, Note):
+            assert f"{block.label}: {block.text}" in text
+        elif isinstance(block, Table) and not block.folded:
+            assert all(" ".join(cell.split()) in text for row in block.rows for cell in row)
+        elif isinstance(block, Table):
+            assert block.caption in text

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-import moot.tools._confine as confine_module
+import moot.sandbox._confine as confine_module
 from moot.errors import ConfigError
-from moot.tools import Outcome, SandboxLimits, SandboxStatus, label_for, run_tests
-from moot.tools._records import MEMORY_EXIT_CODE, ChildExit, assemble
+from moot.sandbox import Outcome, SandboxLimits, SandboxStatus, label_for, run_tests
+from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, assemble
 
 FAST = SandboxLimits(wall_seconds=5, test_seconds=1, cpu_seconds=2, memory_mb=256)
 
@@ -455,7 +455,7 @@ def test_kernel_layers_hold_even_without_the_audit_hook(tmp_path: Path):
 
 def test_a_machine_that_cannot_confine_the_code_is_refused_unless_accepted(monkeypatch):
     """Below the floor of kernel layers the sandbox refuses, naming what is missing; an explicit opt-in runs."""
-    monkeypatch.setattr("moot.tools._sandbox.SAFE_FLOOR", ("seccomp", "a-layer-this-kernel-lacks"))
+    monkeypatch.setattr("moot.sandbox._sandbox.SAFE_FLOOR", ("seccomp", "a-layer-this-kernel-lacks"))
     with pytest.raises(ConfigError, match=r"cannot confine untrusted code: no a-layer-this-kernel-lacks \(layers"):
         run("def f():\n    return 1\n", "assert f() == 1")
     accepted = run(

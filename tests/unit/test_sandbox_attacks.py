@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.tools import Outcome, SandboxLimits, SandboxStatus, run_tests
+from moot.sandbox import Outcome, SandboxLimits, SandboxStatus, run_tests
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel layers are Linux-only")
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from moot.cli import app
 from moot.conditions import Consensus, MaxRounds, ScoreThreshold
-from moot.inspect import SHOW_SCHEMA, run_view
+from moot.runview import SHOW_SCHEMA, run_view
 from moot.store import RunStore
 from moot.testing import ScriptedModel
 from moot.tracing import default_trace_dir

@@ -11,11 +11,11 @@ from autogen_core import CancellationToken
 from moot import Critique, Reflection, RoleAgent, role
 from moot.conditions import MaxRounds, ScoreThreshold
 from moot.errors import ConfigError, ToolFaultError
-from moot.roles._programs import extract_code
-from moot.roles._prompts import render
+from moot.programs import extract_code
+from moot.roles import render_prompt
 from moot.roles._test_critic import TestCritic, TestCriticConfig, to_critique
+from moot.sandbox import SandboxLimits, SandboxResult, SandboxStatus, run_tests
 from moot.testing import ScriptedModel
-from moot.tools import SandboxLimits, SandboxResult, SandboxStatus, run_tests
 
 TASK = "Write slugify(s): lowercase, words joined by single hyphens, no leading or trailing hyphens."
 TESTS = [
@@ -34,7 +34,7 @@ def make_critic(tests: Sequence[str] = TESTS, **options) -> TestCritic:
 
 def critique_prompt(draft: str, task: str = TASK, previous: Sequence[str] = ()) -> str:
     """Exactly what Reflection sends a critic."""
-    return render("turns/critique", task=task, draft=draft, previous_issues=list(previous))
+    return render_prompt("turns/critique", task=task, draft=draft, previous_issues=list(previous))
 
 
 async def review(critic: TestCritic, draft: str) -> StructuredMessage[Critique]:

@@ -1,12 +1,12 @@
 """Arbiters: the Verdict schema, the Arbiter protocol, majority and confidence-weighted votes, arbiter files,
 the program vote of a code debate, and answer normalisation."""
 
+from moot._verdict import ExpertAssessment, Verdict
 from moot.arbiters._answers import agreement, modal_answer, normalise_answer
 from moot.arbiters._arbiter_files import VOTES, ArbiterSpec, known_arbiters, load_arbiter
 from moot.arbiters._majority import MajorityVote
 from moot.arbiters._programs import Candidate, Evidence, ProgramRuling, ProgramVote
 from moot.arbiters._protocol import Arbiter
-from moot.arbiters._verdict import ExpertAssessment, Verdict
 from moot.arbiters._weighted import WeightedVote
 
 __all__ = [

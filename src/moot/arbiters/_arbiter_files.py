@@ -19,7 +19,7 @@ from moot.arbiters._protocol import Arbiter
 from moot.arbiters._weighted import WeightedVote
 from moot.catalog import entries, find_entry, read_document
 from moot.errors import ConfigError
-from moot.roles._role import Role
+from moot.roles import Role, role
 
 __all__ = ["VOTES", "ArbiterFile", "ArbiterSpec", "known_arbiters", "load_arbiter", "with_rubric"]
 
@@ -81,8 +81,6 @@ def _load(path: Path, mtime_ns: int) -> ArbiterSpec:
         if extra is not None:
             raise document.error(f"{extra}: only an llm arbiter takes one; {spec.kind} calls no model", [extra])
         return ArbiterSpec(spec.name, spec.description, spec.kind, None)
-    from moot.roles import role  # roles import arbiters (the Verdict schema): look roles up only when needed
-
     try:
         judge = role(spec.role or "arbiter")
     except ConfigError as exc:

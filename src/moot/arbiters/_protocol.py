@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from moot.arbiters._verdict import Verdict
-from moot.roles._position import Position
+from moot._verdict import Verdict
+from moot.roles import Position
 
 __all__ = ["Arbiter"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from moot._verdict import ExpertAssessment, Verdict
 from moot.arbiters._answers import normalise_answer
-from moot.arbiters._verdict import ExpertAssessment, Verdict
-from moot.roles._position import Position
+from moot.roles import Position
 
 __all__ = ["vote_verdict"]
 

@@ -9,7 +9,7 @@ from autogen_core import Component
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.conditions._base import MootCondition
-from moot.models._meter import metered
+from moot.models import metered
 
 
 class CostBudgetConfig(BaseModel):

@@ -1,8 +1,8 @@
 """The comparison harness: does debate beat a single critic on *your* task, and at what cost?
 
-Suites (items with scorers), arms (named configurations), a resumable runner
-with a persistent call cache, statistics and reports. ``moot compare`` is the
-command line; from code::
+Four parts, one subpackage each: ``suites/`` (items and scorers), ``arms/`` (the configurations compared),
+``engine/`` (jobs, model calls, executors, the runner and its results store) and ``reports/`` (statistics
+and writers); ``_cli.py`` is ``moot compare``. From code::
 
     options = CompareOptions(suite="humaneval[:20]", arms=["single", "debate", "self-consistency"],
                              models=["local"], out=Path("out"), compute_matched=True)
@@ -14,16 +14,15 @@ Add suites with :func:`register_suite` (or a JSONL/YAML file) and arms with
 :func:`register_arm` (anything with ``name``, ``settings``, ``check``, ``solve``).
 """
 
-from moot.harness import _sampling, _team_arms  # noqa: F401  (registers the built-in arms)
-from moot.harness._arm import ARM_FORMS, Arm, Attempt, Reply, ask, build_arm, known_arms, register_arm
-from moot.harness._context import MODEL_ROLES, RowContext
-from moot.harness._items import AnswerFormat, CodeTask, Item, Score, ScoreContext, Scorer, Suite
-from moot.harness._report import ArmSummary, PairSummary, Report, build_report
-from moot.harness._results import ResultRow, ResultStore
-from moot.harness._runner import CompareOptions, Comparison, ProgressSink, run_comparison
-from moot.harness._sampling import SelfConsistency, Single
-from moot.harness._scorers import CodeTests, ExactMatch, Judgement, LLMJudge, NumericMatch, RegexMatch
-from moot.harness._stats import (
+from moot.harness.arms import _sampling, _team_arms  # noqa: F401  (registers the built-in arms)
+from moot.harness.arms._arm import ARM_FORMS, Arm, Attempt, Reply, ask, build_arm, known_arms, register_arm
+from moot.harness.arms._sampling import SelfConsistency, Single
+from moot.harness.arms._team_arms import DebateArm, ReflectionArm, TestReflectionArm
+from moot.harness.engine._context import MODEL_ROLES, RowContext
+from moot.harness.engine._results import ResultRow, ResultStore
+from moot.harness.engine._runner import CompareOptions, Comparison, ProgressSink, run_comparison
+from moot.harness.reports._report import ArmSummary, PairSummary, Report, build_report
+from moot.harness.reports._stats import (
     bootstrap_mean,
     holm,
     matched_k,
@@ -31,9 +30,10 @@ from moot.harness._stats import (
     paired_difference,
     paired_permutation,
 )
-from moot.harness._suites import SUITE_FORMS, load_suite, register_suite
-from moot.harness._team_arms import DebateArm, ReflectionArm, TestReflectionArm
-from moot.harness._write import ReportFiles, write_report
+from moot.harness.reports._write import ReportFiles, write_report
+from moot.harness.suites._items import AnswerFormat, CodeTask, Item, Score, ScoreContext, Scorer, Suite
+from moot.harness.suites._scorers import CodeTests, ExactMatch, Judgement, LLMJudge, NumericMatch, RegexMatch
+from moot.harness.suites._suites import SUITE_FORMS, load_suite, register_suite
 from moot.models import Meter
 
 __all__ = [

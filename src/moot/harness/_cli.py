@@ -20,12 +20,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from moot._exit_codes import PARTIAL, refuse
 from moot.errors import ConfigError
-from moot.harness._render import pairs_table, tables, terminal_table
-from moot.harness._report import build_report
-from moot.harness._results import ResultRow
-from moot.harness._runner import CompareOptions, Comparison, ComparisonRun, prepare_comparison
-from moot.harness._suites import SUITE_FORMS
-from moot.harness._write import write_report
+from moot.harness.engine._results import ResultRow
+from moot.harness.engine._runner import CompareOptions, Comparison, ComparisonRun, prepare_comparison
+from moot.harness.reports._render import pairs_table, tables, terminal_table
+from moot.harness.reports._report import build_report
+from moot.harness.reports._write import write_report
+from moot.harness.suites._suites import SUITE_FORMS
 
 __all__ = ["compare"]
 

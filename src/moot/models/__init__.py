@@ -5,10 +5,11 @@ provider. Scripted models (``scripted:NAME``) are production code, for dry
 runs as much as for tests; ``moot.testing`` re-exports them for tests.
 """
 
+from moot.models._delegating import DelegatingClient
 from moot.models._deterministic import DeterministicModel
-from moot.models._meter import Meter
+from moot.models._meter import Meter, TokenTotals, meter_metadata, metered
 from moot.models._providers import Provider, provider_names, register_provider, unregister_provider
-from moot.models._retry import RetryingClient, RetryPolicy
+from moot.models._retry import RetryingClient, RetryPolicy, refusal
 from moot.models._scripted import (
     Script,
     ScriptedCall,
@@ -21,9 +22,11 @@ from moot.models._scripted import (
     unregister_script,
 )
 from moot.models._spec import SPEC_FORM, ModelSpec
+from moot.models._whole_reply import WholeReplyStream
 
 __all__ = [
     "SPEC_FORM",
+    "DelegatingClient",
     "DeterministicModel",
     "Meter",
     "ModelSpec",
@@ -35,8 +38,13 @@ __all__ = [
     "ScriptedClient",
     "ScriptedModel",
     "ScriptedReply",
+    "TokenTotals",
+    "WholeReplyStream",
     "count_words",
+    "meter_metadata",
+    "metered",
     "provider_names",
+    "refusal",
     "register_provider",
     "register_script",
     "registered_scripts",

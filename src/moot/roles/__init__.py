@@ -1,10 +1,11 @@
 """Roles (generator, critic, experts, ...) and the agent that plays a role on a model."""
 
-from moot.roles._agent import RoleAgent, RoleAgentConfig
+from moot.roles._agent import RoleAgent, RoleAgentConfig, parse_structured
 from moot.roles._candidate import CandidateChoice
 from moot.roles._critique import Critique
-from moot.roles._plan import Plan, Step, StepResult, ToolCall
-from moot.roles._position import NUMBER, Opening, Position, Rebuttal
+from moot.roles._plan import Plan, Step, StepResult, ToolCall, plan_type, tool_call_type
+from moot.roles._position import NUMBER, Opening, Position, Rebuttal, claims_of, with_options, with_pattern
+from moot.roles._prompts import render_prompt
 from moot.roles._registry import (
     ARBITER,
     ARCHITECT,
@@ -24,7 +25,7 @@ from moot.roles._registry import (
 )
 from moot.roles._role import Role
 from moot.roles._role_models import RoleModels, parse_model_options
-from moot.roles._test_critic import TestCritic, TestCriticConfig
+from moot.roles._test_critic import TestCritic, TestCriticConfig, failure_lines, run_sandbox
 
 __all__ = [
     "ARBITER",
@@ -52,11 +53,20 @@ __all__ = [
     "TestCriticConfig",
     "ToolCall",
     "built_in_role",
+    "claims_of",
     "custom_role",
     "expert",
+    "failure_lines",
     "known_roles",
     "parse_model_options",
+    "parse_structured",
+    "plan_type",
     "register_role",
+    "render_prompt",
     "role",
     "role_origin",
+    "run_sandbox",
+    "tool_call_type",
+    "with_options",
+    "with_pattern",
 ]

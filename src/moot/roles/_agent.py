@@ -31,8 +31,7 @@ from autogen_core.models import (
 from pydantic import BaseModel, ValidationError
 
 from moot.errors import MalformedOutputError
-from moot.models import Meter, ModelSpec
-from moot.models._meter import meter_metadata
+from moot.models import Meter, ModelSpec, meter_metadata
 from moot.roles._fit import fit_text_lengths
 from moot.roles._prompts import schema_hint
 from moot.roles._role import Role, import_output_type

@@ -13,7 +13,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel
 
-__all__ = ["render", "schema_hint"]
+__all__ = ["render_prompt", "schema_hint"]
 
 
 @cache
@@ -28,7 +28,7 @@ def _environment() -> Environment:
     )
 
 
-def render(template: str, **variables: Any) -> str:
+def render_prompt(template: str, **variables: Any) -> str:
     """Render ``prompts/<template>.j2``."""
     return _environment().get_template(f"{template}.j2").render(**variables).strip()
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from moot.errors import ConfigError
 from moot.models import ModelSpec
 from moot.roles._position import Position
-from moot.roles._prompts import render
+from moot.roles._prompts import render_prompt
 
 __all__ = ["Role", "expert_role", "import_output_type", "persona_role"]
 
@@ -64,7 +64,7 @@ def expert_role(name: str, description: str, persona: str, model: ModelSpec | No
     """A debate expert: the shared debate rules as system prompt, answering with a Position, and its persona."""
     if not persona.strip():
         raise ConfigError(f"expert {name!r} needs a non-empty persona prompt")
-    rules = render("expert_rules")
+    rules = render_prompt("expert_rules")
     return Role(name, description or f"{name} (expert)", rules, Position, persona=persona.strip(), model=model)
 
 

@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.arbiters._verdict import Verdict
+from moot._verdict import Verdict
 from moot.catalog import read_document
 from moot.models import ModelSpec
 from moot.roles._critique import Critique

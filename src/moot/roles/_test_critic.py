@@ -27,9 +27,9 @@ from autogen_core import CancellationToken, Component
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.errors import ConfigError, ToolFaultError
+from moot.programs import extract_code
 from moot.roles._critique import Critique
-from moot.roles._programs import extract_code
-from moot.tools import (
+from moot.sandbox import (
     Outcome,
     SandboxLimits,
     SandboxResult,

@@ -23,8 +23,7 @@ from pydantic import BaseModel, Field
 
 from moot._redact import redact
 from moot.errors import ConfigError, LeaseLostError, RunBusyError
-from moot.models import Meter
-from moot.models._meter import metered
+from moot.models import Meter, metered
 from moot.store._lease import Lease, me
 from moot.store._migrations import migrate, now
 

@@ -1,5 +1,6 @@
 """Team topologies; each is an AutoGen Team (run, run_stream, reset, save_state/load_state)."""
 
+from moot.hooks import RunInfo, TeamHooks
 from moot.teams._base import MootTeam
 from moot.teams._code_debate import CodeDebate, CodeDebateConfig, default_code_debate_stop
 from moot.teams._code_debate_records import CodeChoice, CodeDebateMetrics, CodeDebateResult, CodeRound
@@ -18,7 +19,7 @@ from moot.teams._human import (
 from moot.teams._plan_records import PlannedStep, PlannerExecutorResult, PlannerExecutorState, StepRecord
 from moot.teams._planner_executor import PlannerExecutor, PlannerExecutorConfig, default_planner_executor_stop
 from moot.teams._presets import TeamPreset, known_presets, load_preset
-from moot.teams._records import MootResult
+from moot.teams._records import MootResult, Usage
 from moot.teams._reflection import Reflection, ReflectionConfig, ReflectionResult, ReflectionRound
 
 __all__ = [
@@ -51,8 +52,11 @@ __all__ = [
     "ReflectionConfig",
     "ReflectionResult",
     "ReflectionRound",
+    "RunInfo",
     "StepRecord",
+    "TeamHooks",
     "TeamPreset",
+    "Usage",
     "default_code_debate_stop",
     "default_debate_stop",
     "default_planner_executor_stop",

@@ -34,22 +34,9 @@ from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import MalformedOutputError
 from moot.messages import RoundCompleted
-from moot.roles import RoleAgent
-from moot.roles._candidate import CandidateChoice
-from moot.roles._position import with_options
-from moot.roles._programs import extract_code, program_of, without_docstrings, without_scaffolding
-from moot.roles._prompts import render
-from moot.roles._test_critic import failure_lines, run_sandbox
-from moot.teams._base import Message, MootFault, MootTeam, checked_experts
-from moot.teams._code_debate_records import (
-    CodeChoice,
-    CodeDebateResult,
-    CodeDebateState,
-    CodeRound,
-    code_metrics,
-)
-from moot.teams._records import add_usage, fingerprint, total_usage
-from moot.tools import (
+from moot.programs import extract_code, program_of, without_docstrings, without_scaffolding
+from moot.roles import CandidateChoice, RoleAgent, failure_lines, render_prompt, run_sandbox, with_options
+from moot.sandbox import (
     Outcome,
     SandboxLimits,
     SandboxResult,
@@ -59,6 +46,15 @@ from moot.tools import (
     run_tests,
     validate_tests,
 )
+from moot.teams._base import Message, MootFault, MootTeam, checked_experts
+from moot.teams._code_debate_records import (
+    CodeChoice,
+    CodeDebateResult,
+    CodeDebateState,
+    CodeRound,
+    code_metrics,
+)
+from moot.teams._records import add_usage, fingerprint, total_usage
 
 __all__ = ["CodeDebate", "CodeDebateConfig", "default_code_debate_stop"]
 
@@ -167,7 +163,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             message.metadata = {"moot_kind": "choice", "round": str(current.round), "called": "false"}
             return [message]
         shown = self._standing()
-        prompt = render(
+        prompt = render_prompt(
             "turns/code_choose", task=self.state.task, candidates=shown, own=own, code=without_docstrings(own.code)
         )
         schema = with_options(CandidateChoice, "candidate", tuple(c.id for c in shown))
@@ -181,7 +177,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         batch: list[Message] = [message]
         holds = target.id
         if action == "fix":
-            shown_fix = render(
+            shown_fix = render_prompt(
                 "turns/code_fix", task=self.state.task, candidate=target, code=without_docstrings(target.code)
             )
             fix = await self._ask(expert, shown_fix, token)

@@ -25,9 +25,7 @@ from moot.arbiters import VOTES, Arbiter, MajorityVote, Verdict, WeightedVote, n
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted
-from moot.roles import Opening, Position, Rebuttal, RoleAgent
-from moot.roles._position import claims_of, with_options, with_pattern
-from moot.roles._prompts import render
+from moot.roles import Opening, Position, Rebuttal, RoleAgent, claims_of, render_prompt, with_options, with_pattern
 from moot.teams._base import Message, MootFault, MootTeam, checked_experts
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
 from moot.teams._records import add_usage, failed_turn, fingerprint, total_usage
@@ -130,12 +128,12 @@ class Debate(MootTeam, Component[DebateConfig]):
     async def _position(self, expert: RoleAgent, current: DebateRound, token: CancellationToken) -> Message:
         previous = self.state.rounds[-2] if current.round > 1 else None
         if previous is None:
-            prompt = render("turns/debate_open", task=self.state.task, options=self.options)
+            prompt = render_prompt("turns/debate_open", task=self.state.task, options=self.options)
             schema: type[BaseModel] = self._answering(Opening, "answer")
         else:
             # Every expert gets the same text up to its own name, so the model evaluates it once for all.
             shown = [(e.name, previous.positions[e.name]) for e in self.experts if e.name in previous.positions]
-            prompt = render(
+            prompt = render_prompt(
                 "turns/debate_rebut", task=self.state.task, positions=shown, own=expert.name, options=self.options
             )
             schema = with_options(self._answering(Rebuttal, "answer"), "claim", claims_of(shown, expert.name))
@@ -202,7 +200,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         task = self.state.task or ""
         if not isinstance(self.arbiter, RoleAgent):
             return self._verdict_message(await self.arbiter.rule(task, shown), self.arbiter.name, None), []
-        prompt = render("turns/arbiter_rule", task=task, positions=shown, options=self.options)
+        prompt = render_prompt("turns/arbiter_rule", task=task, positions=shown, options=self.options)
         schema = self._answering(Verdict, "decision")
         try:
             message = await self._ask(self.arbiter, prompt, token, schema)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from moot._blocks import to_markdown
-from moot._repr import debate_blocks, html_result
+from moot._result_blocks import debate_blocks, html_result
 from moot._transcript_rounds import messages_by_round
 from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
 from moot.roles import Position

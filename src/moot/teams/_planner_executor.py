@@ -36,10 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from moot.conditions import MaxSteps, NoProgress, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError
 from moot.messages import HumanFeedbackGiven, RoundCompleted, StepFinished, ToolExecuted
-from moot.roles import Plan, StepResult, ToolCall
-from moot.roles._agent import parse_structured
-from moot.roles._plan import plan_type, tool_call_type
-from moot.roles._prompts import render
+from moot.roles import Plan, StepResult, ToolCall, parse_structured, plan_type, render_prompt, tool_call_type
 from moot.teams._base import Message, MootFault, MootTeam
 from moot.teams._plan_records import (
     PlannedStep,
@@ -172,7 +169,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
             self.state.parse_failures += error.attempts
 
     async def _plan(self, token: CancellationToken) -> list[Message]:
-        prompt = render("turns/plan", task=self.state.task, tools=self._tool_lines())
+        prompt = render_prompt("turns/plan", task=self.state.task, tools=self._tool_lines())
         plan, message = await self._structured(self.planner, prompt, token, self._plan_type, Plan)
         self._adopt(plan)
         return [_tagged(message, "plan")]
@@ -180,7 +177,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
     async def _replan(self, token: CancellationToken) -> list[Message]:
         state = self.state
         failed = state.step(state.failed) if state.failed is not None else None
-        prompt = render(
+        prompt = render_prompt(
             "turns/replan",
             task=state.task,
             tools=self._tool_lines(),
@@ -210,7 +207,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         state = self.state
         step = state.current()
         assert step is not None, "phase 'act' without a pending step"
-        prompt = render(
+        prompt = render_prompt(
             "turns/act",
             task=state.task,
             tools=self._tool_lines(),
@@ -240,7 +237,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         state = self.state
         step, call, record = state.current(), state.call, state.record
         assert step is not None and call is not None and record is not None, "phase 'judge' without a call record"
-        prompt = render(
+        prompt = render_prompt(
             "turns/judge_step",
             task=state.task,
             step=step,

@@ -12,8 +12,7 @@ from pydantic import BaseModel, Field
 
 from moot.errors import MalformedOutputError
 from moot.messages import TurnFailed
-from moot.models import Meter
-from moot.models._meter import meter_metadata, metered
+from moot.models import Meter, meter_metadata, metered
 
 Usage = dict[str, RequestUsage]
 """Token usage keyed by agent name."""

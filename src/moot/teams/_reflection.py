@@ -16,13 +16,12 @@ from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
 from moot._blocks import to_markdown
-from moot._repr import html_result, reflection_blocks
+from moot._result_blocks import html_result, reflection_blocks
 from moot._transcript_rounds import messages_by_round
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError
 from moot.messages import DRAFT, RoundCompleted
-from moot.roles import Critique
-from moot.roles._prompts import render
+from moot.roles import Critique, render_prompt
 from moot.teams._base import Message, MootFault, MootTeam
 from moot.teams._records import MootResult, Usage, add_usage, fingerprint, total_usage
 
@@ -156,9 +155,9 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         state = self.state
         previous = state.rounds[-1] if state.rounds else None
         if previous is None:
-            prompt = render("turns/generate", task=state.task)
+            prompt = render_prompt("turns/generate", task=state.task)
         else:
-            prompt = render(
+            prompt = render_prompt(
                 "turns/revise",
                 task=state.task,
                 draft=previous.draft,
@@ -178,7 +177,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         state, critic = self.state, self.critics[index]
         current = state.rounds[-1]
         earlier = state.rounds[-2].issues if len(state.rounds) > 1 else []
-        prompt = render("turns/critique", task=state.task, draft=current.draft, previous_issues=earlier)
+        prompt = render_prompt("turns/critique", task=state.task, draft=current.draft, previous_issues=earlier)
         message = await self._ask(critic, prompt, token)
         critique = _as_critique(critic.name, message)
         current.critiques.append(critique)

@@ -25,8 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from moot.errors import ConfigError, ToolFaultError
-from moot.tools._models import SandboxLimits, SandboxStatus
-from moot.tools._sandbox import SandboxRunner, run_tests
+from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, run_tests
 
 __all__ = [
     "ReadFileArgs",

@@ -1,0 +1,161 @@
+"""What a ReflectionResult or DebateResult shows, described once as document blocks (``_blocks.py``).
+
+The blocks (headings, notes, tables, collapsible text) are written as HTML and
+Markdown for Jupyter (``_repr_html_`` / ``_repr_markdown_``) and as rich
+renderables for the terminal (``_rich_blocks.py``, ``moot run``), so a notebook
+and the console show the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StructuredMessage
+
+from moot._blocks import Block, Fold, Heading, Note, Table, to_html
+from moot._describe import describe
+from moot.messages import RoundCompleted
+from moot.roles import Position
+
+if TYPE_CHECKING:
+    from moot.teams import DebateResult, ReflectionResult, Usage
+
+__all__ = ["debate_blocks", "draft_label", "html_result", "reflection_blocks", "transcript_rows", "usage_table"]
+
+PREVIEW = 110
+
+
+# ----------------------------------------------------------------- contents
+def reflection_blocks(result: ReflectionResult) -> list[Block]:
+    best = result.best
+    blocks: list[Block] = [
+        Heading(f"Reflection · {len(result.rounds)} round(s)"),
+        Note("stop reason", result.stop_reason or "-"),
+    ]
+    if result.partial:
+        blocks.append(Note("partial result", "the run ended on a fault; the answer is the best so far", alert=True))
+    rows = tuple(
+        (
+            str(r.round),
+            _num(r.score),
+            ", ".join(f"{c.verdict} ({c.score})" for c in r.critiques) or "-",
+            "; ".join(r.issues) or "-",
+            str(sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values())),
+        )
+        for r in result.rounds
+    )
+    blocks.append(Table("scores per round", ("round", "score", "verdicts", "issues", "tokens"), rows))
+    if result.answer is not None:
+        blocks.append(Fold(draft_label(best.round if best else None, best.score if best else None), result.answer))
+    return [*blocks, usage_table(result.usage), _transcript(result.messages)]
+
+
+def draft_label(best_round: int | None, score: float | None) -> str:
+    """Which draft a reflection returns: the best-scoring one (the same words live and in ``moot show``)."""
+    if best_round is not None and score is not None:
+        return f"best draft (round {best_round}, score {score:g})"
+    return "latest draft (unscored)"
+
+
+def debate_blocks(result: DebateResult) -> list[Block]:
+    blocks: list[Block] = [
+        Heading(f"Debate · {len(result.rounds)} round(s)"),
+        Note("stop reason", result.stop_reason or "-"),
+    ]
+    if result.partial:
+        blocks.append(Note("partial result", "the run ended on a fault", alert=True))
+    experts = list(dict.fromkeys(n for r in result.rounds for n in r.positions))
+    rows = [(name, *(_position(r.positions.get(name)) for r in result.rounds)) for name in experts]
+    rows.append(("agreement", *(f"{r.agreement:.2f}" for r in result.rounds)))
+    header = ("expert", *(f"round {r.round}" for r in result.rounds))
+    blocks.append(Table("positions per round", header, tuple(rows)))
+    blocks += _verdict_blocks(result)
+    return [*blocks, usage_table(result.usage), _transcript(result.messages)]
+
+
+def _verdict_blocks(result: DebateResult) -> list[Block]:
+    verdict = result.verdict
+    if verdict is None:
+        return [Note("verdict", "none (no positions to rule on)")]
+    blocks: list[Block] = [
+        Note(_verdict_label(result), verdict.decision),
+        Note("confidence", f"{verdict.confidence:.2f}"),
+        Note("rationale", verdict.rationale),
+    ]
+    if verdict.dissent:
+        blocks.append(Note("dissent", "; ".join(verdict.dissent)))
+    if result.metrics is not None:
+        m = result.metrics
+        flips = sum(len(v) for v in m.flips.values())
+        text = f"first-round distinct answers {m.first_round_diversity}, answer flips {flips}"
+        if m.final_matches_first_majority is not None:
+            text += f", verdict keeps the first-round majority: {'yes' if m.final_matches_first_majority else 'no'}"
+        blocks.append(Note("conformity", text))
+    return blocks
+
+
+def _verdict_label(result: DebateResult) -> str:
+    """Who ruled, and in which order the positions were put to them (the order can sway a judge)."""
+    shown = f" (positions shown as {', '.join(result.arbiter_order)})" if result.arbiter_order else ""
+    return f"verdict by {result.verdict_by}{shown}"
+
+
+def _position(position: Position | None) -> str:
+    return "-" if position is None else f"{position.answer} ({position.confidence:.2f})"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def usage_table(usage: Usage) -> Table:
+    """Tokens per agent, then the total."""
+    rows = tuple(
+        (agent, str(u.prompt_tokens), str(u.completion_tokens), str(u.prompt_tokens + u.completion_tokens))
+        for agent, u in usage.items()
+    )
+    total = (
+        "total",
+        str(sum(u.prompt_tokens for u in usage.values())),
+        str(sum(u.completion_tokens for u in usage.values())),
+        str(sum(u.prompt_tokens + u.completion_tokens for u in usage.values())),
+    )
+    return Table("tokens", ("agent", "prompt", "completion", "total"), (*rows, total))
+
+
+def transcript_rows(messages: Sequence[BaseAgentEvent | BaseChatMessage]) -> list[tuple[str, str, str]]:
+    """(speaker, what, one-line preview) per message."""
+    return [_row(m) for m in messages]
+
+
+def _row(message: BaseAgentEvent | BaseChatMessage) -> tuple[str, str, str]:
+    if isinstance(message, RoundCompleted):
+        return (message.source, "round", message.to_text())
+    what, text = _describe(message)
+    if "round" in message.metadata:
+        what += f" (round {message.metadata['round']})"
+    return (message.source, what, text)
+
+
+def _describe(message: BaseAgentEvent | BaseChatMessage) -> tuple[str, str]:
+    described = describe(message.content) if isinstance(message, StructuredMessage) else None
+    if described is not None:
+        return described.kind, described.summary()
+    kind = message.metadata.get("moot_kind") or ("task" if message.source == "user" else type(message).__name__)
+    return kind, message.to_text()
+
+
+def _transcript(messages: Sequence[BaseAgentEvent | BaseChatMessage]) -> Table:
+    rows = tuple((s, w, _preview(t)) for s, w, t in transcript_rows(messages))
+    return Table(f"transcript ({len(rows)} messages)", ("speaker", "what", "text"), rows, folded=True)
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
+
+
+def html_result(blocks: Sequence[Block]) -> str:
+    """A result's blocks as the HTML a notebook shows."""
+    return '<div class="moot-result">\n' + to_html(blocks) + "\n</div>"

@@ -1,0 +1,109 @@
+"""Arms: named configurations run on the same items. The protocol, what an arm returns, and the registry.
+
+An arm is anything with a ``name``, ``settings`` (what identifies its
+configuration: part of the resume key and shown in the report), ``check``
+(refuse a suite it cannot run on, before any call) and ``solve`` (one item,
+using agents from the RowContext so every call is metered and cached).
+Register your own with :func:`register_arm`; its spec is ``NAME?key=value``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from moot.errors import ConfigError, MalformedOutputError
+from moot.harness.engine._context import RowContext
+from moot.harness.suites._items import Item, Suite
+from moot.harness.suites._selectors import parse_spec
+from moot.roles import RoleAgent
+
+__all__ = ["ARM_FORMS", "Arm", "Attempt", "Reply", "arm_settings", "ask", "build_arm", "known_arms", "register_arm"]
+
+ARM_FORMS = "NAME[?key=value&...], e.g. single, self-consistency?k=7, debate?experts=3&rounds=2&arbiter=llm"
+
+
+@dataclass
+class Attempt:
+    """What an arm produced for one item, and how it got there."""
+
+    answer: str
+    rounds: int = 1
+    stop_reason: str = ""
+    parse_failures: int = 0
+    partial: bool = False
+    """The arm stopped on a fault and returns its best answer so far."""
+    metrics: dict[str, Any] = field(default_factory=dict)
+    candidates: list[str] = field(default_factory=list)
+    """Answers proposed on the way (samples, debaters' positions): scored for the oracle gap when cheap."""
+
+
+class Arm(Protocol):
+    name: str
+
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+
+    def check(self, suite: Suite) -> None: ...
+
+    async def solve(self, item: Item, ctx: RowContext) -> Attempt: ...
+
+
+ArmFactory = Callable[[dict[str, str]], Arm]
+_ARMS: dict[str, ArmFactory] = {}
+
+
+def register_arm(name: str, factory: ArmFactory) -> None:
+    """Make ``name[?options]`` usable in ``--arms``; ``factory(options)`` builds the arm (options are strings)."""
+    _ARMS[name] = factory
+
+
+def known_arms() -> list[str]:
+    return sorted(_ARMS)
+
+
+def build_arm(spec: str) -> Arm:
+    parts = parse_spec(spec, what="arm spec", forms=ARM_FORMS)
+    if parts.slice is not None:
+        raise ConfigError(f"bad arm spec {spec!r}: arms take no slice; forms: {ARM_FORMS}")
+    factory = _ARMS.get(parts.name)
+    if factory is None:
+        raise ConfigError(f"unknown arm {parts.name!r}; known arms: {', '.join(known_arms())}")
+    return factory(dict(parts.params))
+
+
+Settings = TypeVar("Settings", bound=BaseModel)
+
+
+def arm_settings(model: type[Settings], name: str, options: Mapping[str, str]) -> Settings:
+    """Validate an arm's options, naming the valid ones on error."""
+    try:
+        return model.model_validate(dict(options))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "options"
+        valid = ", ".join(f"{k} (default {f.default})" for k, f in model.model_fields.items()) or "none"
+        raise ConfigError(f"arm {name!r}: {where}: {first['msg']}; valid options: {valid}") from None
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    content: Any
+    parse_failures: int = 0
+    failed: bool = False
+
+
+async def ask(agent: RoleAgent, task: str) -> Reply:
+    """One question to one agent; output that stays malformed after the agent's retries is a failed Reply."""
+    try:
+        result = await agent.run(task=task)
+    except MalformedOutputError as exc:
+        return Reply("", None, exc.attempts, failed=True)
+    message = result.messages[-1]
+    content = getattr(message, "content", None)
+    parse_failures = int(message.metadata.get("parse_failures", "0"))
+    return Reply(message.to_model_text(), content, parse_failures)

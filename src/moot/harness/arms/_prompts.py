@@ -1,0 +1,51 @@
+"""Roles and prompts the arms add to moot's built-in ones (short, so they live in code, not package data)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.roles import Role, expert, register_role, with_options, with_pattern
+
+__all__ = ["SHORT_DEBATER", "SOLVER", "ShortAnswer", "solver"]
+
+
+class ShortAnswer(BaseModel):
+    """A reasoned short answer; reasoning first so the answer follows from it (see Critique)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning: str = Field(max_length=1500)
+    answer: str = Field(min_length=1, max_length=300)
+
+
+SOLVER = register_role(
+    Role(
+        "solver",
+        "Solves a question step by step and gives a short final answer.",
+        "You solve problems carefully. In reasoning, work step by step and check each step. In answer, give "
+        "only the final answer, in exactly the format the question asks for: no units, no explanation. "
+        "When you receive a critique, fix every issue it lists and answer again.",
+        ShortAnswer,
+    )
+)
+
+SHORT_DEBATER = expert(
+    "solver_expert",
+    "You are a careful problem solver on a panel. Work the problem yourself and check each step; "
+    "put only the final answer in `answer`, in the format the question asks for.",
+    description="Debates a question with a short answer.",
+)
+
+
+@cache
+def solver(options: tuple[str, ...] = (), pattern: str | None = None) -> Role:
+    """The solver, its answer constrained to ``options`` when the item has a closed answer set, else to the
+    item's answer ``pattern`` (on the embedded model a grammar, elsewhere a validation error fed back)."""
+    if options:
+        return replace(SOLVER, output_type=with_options(ShortAnswer, "answer", options))
+    if pattern is not None:
+        return replace(SOLVER, output_type=with_pattern(ShortAnswer, "answer", pattern))
+    return SOLVER

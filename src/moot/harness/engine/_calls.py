@@ -1,0 +1,157 @@
+"""Every model call of a comparison goes through here: a per-endpoint limit, a persistent cache, two meters
+(:class:`moot.models.Meter`).
+
+The stack for one agent in one row (outermost first)::
+
+    logical meter -> ChatCompletionCache(DiskCacheStore for this exact spec) -> billed meter -> endpoint limit -> client
+
+* The **logical** meter sees every call, cache hits included: the compute an
+  arm used. The **billed** meter sees only calls that reached the model.
+  Both are reported: a cache hit costs nothing, but the compute it stands for did happen.
+* AutoGen's cache key covers the messages, the json_output schema and the
+  create args but *not* the model or its sampling settings, so there is one
+  store per full spec (provider, model, temperature, seed, max_tokens,
+  base_url): a different seed can never replay another seed's sample.
+* Cache hits skip the endpoint limit: they take no endpoint capacity.
+
+This module is the harness's one seam to AutoGen's client types (only models,
+roles, teams and conditions import ``autogen_*``, to keep that seam narrow); it belongs in ``moot.models``
+once that package grows a caching layer of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
+
+from moot.models import DelegatingClient, Meter, ModelSpec, WholeReplyStream
+
+__all__ = ["CallCache", "ClientFactory", "EndpointLimits", "endpoint_of", "spec_label"]
+
+BaseClientFactory = Callable[[ModelSpec, str], ChatCompletionClient]
+
+
+def spec_label(spec: ModelSpec) -> str:
+    """The full spec as text, provider spelled out: the identity a cache store is keyed by."""
+    return str(spec.model_copy(update={"provider": spec.effective_provider}))
+
+
+def endpoint_of(spec: ModelSpec) -> str:
+    """Which endpoint a spec's calls queue for: one embedded model, one server URL, one scripted model."""
+    provider = spec.effective_provider
+    if provider == "openai":
+        return f"openai:{spec.base_url or 'api.openai.com'}"
+    if provider == "scripted":
+        return f"scripted:{spec.model or 'default'}"
+    return "local"
+
+
+class _Delegating(WholeReplyStream, DelegatingClient):
+    """Passes everything to ``inner``, which may be shared (the embedded model is): its owner closes it."""
+
+    def __init__(self, inner: ChatCompletionClient) -> None:
+        super().__init__(inner, owns_inner=False)
+
+
+class _Metered(_Delegating):
+    def __init__(self, inner: ChatCompletionClient, meter: Meter, *, billed: ModelSpec | None) -> None:
+        """``billed``: the spec whose price billed calls cost; None meters the logical side."""
+        super().__init__(inner)
+        self.meter, self.billed = meter, billed
+
+    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
+        result = await super().create(messages, **kwargs)
+        if self.billed is None:
+            self.meter.add(result.usage, billed=False)
+        else:
+            cost = self.billed.cost(result.usage.prompt_tokens, result.usage.completion_tokens)
+            self.meter.add(result.usage, billed=True, cost=cost)
+        return result
+
+
+class _Limited(_Delegating):
+    def __init__(self, inner: ChatCompletionClient, limit: AbstractAsyncContextManager[Any]) -> None:
+        super().__init__(inner)
+        self.limit = limit
+
+    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
+        async with self.limit:
+            return await super().create(messages, **kwargs)
+
+
+class EndpointLimits:
+    """One semaphore per endpoint: at most ``per_endpoint`` calls in flight to each."""
+
+    def __init__(self, per_endpoint: int) -> None:
+        self.per_endpoint = per_endpoint
+        self._limits: dict[str, asyncio.Semaphore] = {}
+
+    def __call__(self, endpoint: str) -> asyncio.Semaphore:
+        if endpoint not in self._limits:
+            self._limits[endpoint] = asyncio.Semaphore(self.per_endpoint)
+        return self._limits[endpoint]
+
+
+class CallCache:
+    """Persistent caches under one directory, one DiskCacheStore per full model spec."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._stores: dict[str, Any] = {}
+
+    def store(self, spec: ModelSpec) -> Any:
+        return self.labelled(spec_label(spec))
+
+    def labelled(self, label: str) -> Any:
+        """The store for the spec whose :func:`spec_label` is ``label``."""
+        from autogen_ext.cache_store.diskcache import DiskCacheStore
+        from diskcache import Cache
+
+        if label not in self._stores:
+            slug = re.sub(r"[^A-Za-z0-9.@_-]+", "_", label)[:60]
+            digest = hashlib.sha256(label.encode()).hexdigest()[:12]
+            self._stores[label] = DiskCacheStore(Cache(str(self.directory / f"{slug}-{digest}")))
+        return self._stores[label]
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.cache.close()
+        self._stores.clear()
+
+
+Limits = Callable[[str], AbstractAsyncContextManager[Any]]
+"""Endpoint -> the guard one call holds while in flight: a local semaphore, or a cluster-wide permit."""
+
+
+class CacheStores(Protocol):
+    def store(self, spec: ModelSpec) -> Any: ...
+
+
+class ClientFactory:
+    """Builds the metered, cached, limited client for one agent of one row (see the module docstring)."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        cache: CacheStores | None,
+        base: BaseClientFactory | None = None,
+    ) -> None:
+        self.limits = limits
+        self.cache = cache
+        self.base: BaseClientFactory = base or (lambda spec, agent: spec.client(agent))
+
+    def client(self, spec: ModelSpec, agent: str, meter: Meter) -> ChatCompletionClient:
+        from autogen_ext.models.cache import ChatCompletionCache
+
+        inner: ChatCompletionClient = _Limited(self.base(spec, agent), self.limits(endpoint_of(spec)))
+        inner = _Metered(inner, meter, billed=spec)
+        if self.cache is not None:
+            inner = ChatCompletionCache(inner, self.cache.store(spec))
+        return _Metered(inner, meter, billed=None)

@@ -1,0 +1,327 @@
+"""Run every item x arm, resumably: the engine behind ``moot compare``.
+
+Rows run item-major (all arms on item 1, then item 2, ...) so an interrupted
+comparison still holds paired data; at most ``concurrency`` x endpoints rows
+are in flight, and each endpoint takes at most ``concurrency`` calls at once.
+Each row is written as it finishes; a re-run computes only rows that are
+missing or failed. ``rerun`` recomputes every row through the cache (a
+replay) and keeps each stored row the replay reproduced, so its billed
+tokens and wall time stay those of the run that paid for it. With
+``compute_matched``, self-consistency waits for the debate rows and takes
+k = the debate arm's mean calls per item.
+
+Faults are classified: bad configuration (ConfigError, an unavailable model)
+aborts at once; anything else an arm raises fails that row only (recorded
+with its error, retried next run); an interrupt stops the run, keeping every
+finished row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from moot.errors import ConfigError
+from moot.harness.arms._arm import Arm, build_arm
+from moot.harness.arms._sampling import SelfConsistency
+from moot.harness.engine._calls import BaseClientFactory, endpoint_of
+from moot.harness.engine._context import MODEL_ROLES
+from moot.harness.engine._executor import Executor, ExecutorName, LocalExecutor
+from moot.harness.engine._jobs import Job, RowOutcome
+from moot.harness.engine._results import ResultRow, ResultStore, arm_key
+from moot.harness.reports._stats import matched_k
+from moot.harness.suites._items import Item, Suite
+from moot.harness.suites._suites import load_suite
+from moot.models import Meter, ModelSpec
+from moot.roles import RoleModels, parse_model_options
+from moot.sandbox import SandboxRunner, run_tests
+
+__all__ = [
+    "ArmRun",
+    "CompareOptions",
+    "Comparison",
+    "ComparisonRun",
+    "ProgressSink",
+    "prepare_comparison",
+    "run_comparison",
+]
+
+RESULTS_FILE = "results.sqlite3"
+
+
+class CompareOptions(BaseModel):
+    """Everything ``moot compare`` takes; the same command line always means the same rows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suite: str
+    arms: list[str] = Field(min_length=1)
+    models: list[str] = []
+    """``SPEC`` for every role and/or ``ROLE=SPEC`` (roles: generator, critic, expert, expert_N, arbiter, judge)."""
+    out: Path
+    concurrency: int = Field(default=1, ge=1, le=64)
+    """Calls in flight per model endpoint."""
+    k: int | None = Field(default=None, ge=1, le=64)
+    """Self-consistency samples (overrides the arm's own k)."""
+    compute_matched: bool = False
+    cache: Path | None = None
+    """Cache directory; default ``OUT/cache``."""
+    use_cache: bool = True
+    rerun: bool = False
+    """Recompute finished rows too (through the cache: a replay)."""
+    report_only: bool = False
+    """Compute nothing: report the rows already finished (e.g. while another process is still running)."""
+    seed: int = 0
+    executor: ExecutorName = "local"
+    """Where jobs run: ``local`` (asyncio tasks in this process) or ``ray`` (Ray tasks; the ``[ray]`` extra)."""
+    ray_address: str | None = None
+    """A running Ray cluster (``auto``, ``ray://host:10001``); default: start a local one."""
+    ray_cpus_per_job: float = Field(default=1.0, gt=0, le=64)
+    """CPUs Ray reserves per job: below 1 packs more jobs per core when the model is served elsewhere."""
+
+
+@dataclass
+class ArmRun:
+    label: str
+    arm: Arm
+    key: str = ""
+    matched: bool = False
+
+
+@dataclass
+class Comparison:
+    """What a comparison produced: its rows (this suite slice x these arms) and what this run did."""
+
+    options: CompareOptions
+    suite: Suite
+    arms: list[ArmRun]
+    models: dict[str, str]
+    rows: list[ResultRow] = field(default_factory=list)
+    computed: int = 0
+    reused: int = 0
+    replayed: int = 0
+    """Of the computed rows: recomputed (``rerun``) entirely from the cache, matching the stored row."""
+    failed: int = 0
+    meter: Meter = field(default_factory=Meter)
+    """Calls made by this run (arms and scoring): billed_calls == 0 on a replay."""
+    matched_k: int | None = None
+
+    @property
+    def results_path(self) -> Path:
+        return self.options.out / RESULTS_FILE
+
+
+class ProgressSink(Protocol):
+    def start(self, phase: str, total: int, done: int) -> None: ...
+
+    def advance(self, row: ResultRow) -> None: ...
+
+
+class _Quiet:
+    def start(self, phase: str, total: int, done: int) -> None:
+        pass
+
+    def advance(self, row: ResultRow) -> None:
+        pass
+
+
+def _model_labels(models: RoleModels) -> dict[str, str]:
+    labels = {"base": str(models.base.model_copy(update={"provider": models.base.effective_provider}))}
+    labels.update({role: str(spec) for role, spec in sorted(models.overrides.items())})
+    return labels
+
+
+def _arms(options: CompareOptions, suite: Suite) -> list[ArmRun]:
+    runs: list[ArmRun] = []
+    for spec in options.arms:
+        arm = build_arm(spec)
+        if isinstance(arm, SelfConsistency) and options.k is not None:
+            arm = SelfConsistency(None, **{**arm.settings, "k": options.k})
+        arm.check(suite)
+        runs.append(ArmRun(spec.strip(), arm))
+    labels = [r.label for r in runs]
+    if len(set(labels)) != len(labels):
+        raise ConfigError(f"each arm may appear once; got {', '.join(labels)}")
+    if options.compute_matched:
+        if not any(r.arm.name == "debate" for r in runs) or not any(isinstance(r.arm, SelfConsistency) for r in runs):
+            raise ConfigError(
+                "--compute-matched sizes self-consistency's k to the debate arm's calls: "
+                "list both arms, e.g. --arms debate,self-consistency"
+            )
+        if sum(r.arm.name == "debate" for r in runs) > 1:
+            raise ConfigError("--compute-matched needs exactly one debate arm to match")
+        for r in runs:
+            r.matched = isinstance(r.arm, SelfConsistency)
+    return runs
+
+
+class ComparisonRun:
+    """A validated comparison, ready to run: every bad input has been refused before this exists."""
+
+    def __init__(
+        self, options: CompareOptions, *, progress: ProgressSink, base: BaseClientFactory | None, sandbox: SandboxRunner
+    ) -> None:
+        self.options = options
+        self.suite = load_suite(options.suite)
+        self.models = parse_model_options(options.models, MODEL_ROLES)
+        self.labels = _model_labels(self.models)
+        self.arms = _arms(options, self.suite)
+        self.progress = progress
+        specs = list(dict.fromkeys(self.models.spec(name) for name in MODEL_ROLES))
+        if base is None and options.executor == "local" and not options.report_only:
+            for spec in specs:  # (Ray workers may hold extras and keys the driver lacks; a report calls nothing)
+                spec.check()
+        check_out_dir(options.out)
+        self.executor = make_executor(options, specs, base, sandbox)
+        try:
+            self.store = ResultStore(options.out / RESULTS_FILE)
+        except ConfigError:
+            self.executor.close()
+            raise
+        self.result = Comparison(options, self.suite, self.arms, self.labels)
+
+    def close(self) -> None:
+        self.store.close()
+        self.executor.close()
+
+    def _key(self, run: ArmRun) -> str:
+        return arm_key(run.arm.name, run.arm.settings, self.labels)
+
+    async def run(self) -> Comparison:
+        first = [r for r in self.arms if not r.matched]
+        await self._phase("arms" if len(first) == len(self.arms) else "phase 1", first)
+        matched = [r for r in self.arms if r.matched]
+        if matched and not (self.options.report_only and not self._debate_calls()):
+            k = self._matched_k()
+            self.result.matched_k = k
+            for r in matched:
+                r.arm = SelfConsistency(None, **{**r.arm.settings, "k": k})
+            await self._phase(f"self-consistency, k={k} (matched)", matched)
+        self.result.rows = self._rows()
+        return self.result
+
+    def _debate_calls(self) -> list[int]:
+        debate = next(r for r in self.arms if r.arm.name == "debate")
+        ids = [i.id for i in self.suite.items]
+        return [row.model_calls for row in self.store.rows(self.suite.key, [debate.key], ids) if row.status == "done"]
+
+    def _matched_k(self) -> int:
+        calls = self._debate_calls()
+        if not calls:
+            raise ConfigError("--compute-matched: the debate arm finished no item, so there is no call count to match")
+        return matched_k(calls)
+
+    def _rows(self) -> list[ResultRow]:
+        labels = {r.key: r.label for r in self.arms}
+        rows = self.store.rows(self.suite.key, labels, [i.id for i in self.suite.items])
+        for row in rows:
+            row.arm = labels[row.arm_key]
+        return rows
+
+    async def _phase(self, phase: str, runs: Sequence[ArmRun]) -> None:
+        todo: list[Job] = []
+        for run in runs:
+            run.key = self._key(run)
+        done = {run.key: self.store.finished(self.suite.key, run.key) for run in runs}
+        for item in self.suite.items:
+            for run in runs:
+                if not self.options.report_only and (self.options.rerun or item.id not in done[run.key]):
+                    todo.append(self._job(item, run))
+        total = len(self.suite.items) * len(runs)
+        finished = sum(item.id in done[run.key] for item in self.suite.items for run in runs)
+        self.result.reused += finished - sum(job.item.id in done[job.key] for job in todo)
+        self.progress.start(phase, total, total - len(todo))
+        if todo:
+            await self.executor.run(todo, self._finish)
+
+    def _job(self, item: Item, run: ArmRun) -> Job:
+        return Job(
+            suite=self.suite.key, item=item, arm=run.arm, label=run.label, key=run.key, models=self.models,
+            labels=self.labels, seed=self.options.seed,
+        )  # fmt: skip
+
+    def _finish(self, outcome: RowOutcome) -> None:
+        """Record one outcome: the only place rows are written, whichever executor computed them."""
+        if outcome.fatal is not None:
+            raise ConfigError(outcome.fatal)
+        row = outcome.row
+        if self._replays(row):
+            self.result.replayed += 1  # the stored row keeps what the paid run measured (billed tokens, time)
+        else:
+            self.store.put(row)
+        self.result.computed += row.status == "done"
+        self.result.failed += row.status == "error"
+        self.result.meter += outcome.meter
+        self.progress.advance(row)
+
+    def _replays(self, row: ResultRow) -> bool:
+        """A rerun row that came wholly from the cache and agrees with the stored one."""
+        if not self.options.rerun or row.status != "done" or row.billed_calls or row.scoring_billed_calls:
+            return False
+        old = self.store.get(row.suite, row.item, row.arm_key)
+        return old is not None and old.status == "done" and (old.answer, old.score) == (row.answer, row.score)
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output directory that is a file or cannot be written, before anything is created in it."""
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    if not existing.is_dir():
+        where = "is a file" if existing == out else f"is under {existing}, a file"
+        raise ConfigError(
+            f"--out {out} {where}; give a directory (it holds results.sqlite3, the cache, traces and reports)"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {out}: {existing} is not writable; give a directory you can write")
+
+
+def make_executor(
+    options: CompareOptions, specs: Sequence[ModelSpec], base: BaseClientFactory | None, sandbox: SandboxRunner
+) -> Executor:
+    """The executor ``options`` name, sized so each endpoint can be kept busy: ``concurrency`` jobs per endpoint."""
+    slots = options.concurrency * len({endpoint_of(s) for s in specs})
+    cache_dir = (options.cache or options.out / "cache") if options.use_cache else None
+    trace_dir = options.out / "traces"
+    if options.executor != "ray" and options.ray_address is not None:
+        raise ConfigError("--ray-address applies only with --executor ray")
+    if options.executor == "ray" and not options.report_only:  # a report runs nothing: no cluster to start
+        from moot.harness.engine._ray_executor import RayExecutor
+
+        return RayExecutor(
+            address=options.ray_address, slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir,
+            base=base, specs=specs, sandbox=sandbox, trace_dir=trace_dir, cpus_per_job=options.ray_cpus_per_job,
+        )  # fmt: skip
+    return LocalExecutor(
+        slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir, base=base, sandbox=sandbox,
+        trace_dir=trace_dir,
+    )  # fmt: skip
+
+
+def prepare_comparison(
+    options: CompareOptions,
+    *,
+    progress: ProgressSink | None = None,
+    clients: BaseClientFactory | None = None,
+    sandbox: SandboxRunner = run_tests,
+) -> ComparisonRun:
+    """Validate everything (suite, arms, models, files) and open the results file; ConfigError on bad input."""
+    return ComparisonRun(options, progress=progress or _Quiet(), base=clients, sandbox=sandbox)
+
+
+async def run_comparison(
+    options: CompareOptions,
+    *,
+    progress: ProgressSink | None = None,
+    clients: BaseClientFactory | None = None,
+    sandbox: SandboxRunner = run_tests,
+) -> Comparison:
+    """Run (or resume, or replay) a comparison; see the module docstring. ``clients`` replaces ``spec.client``."""
+    runner = prepare_comparison(options, progress=progress, clients=clients, sandbox=sandbox)
+    try:
+        return await runner.run()
+    finally:
+        runner.close()

@@ -1,0 +1,191 @@
+"""The report as Markdown, HTML and rich tables: one set of tables, one document (``document``), three renderings."""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+from rich.table import Table
+
+from moot._blocks import Block, Bullets, Heading, Image, Paragraph, to_html, to_markdown
+from moot._blocks import Table as BlockTable
+from moot.harness.reports._report import Report
+
+__all__ = ["Tables", "document", "markdown", "page", "tables", "terminal_table"]
+
+PLOT_FILE = "cost_accuracy.png"
+
+
+@dataclass(frozen=True)
+class Tables:
+    arms: tuple[list[str], list[list[str]]]
+    pairs: tuple[list[str], list[list[str]]]
+    notes: list[str]
+
+
+def _pct(value: float) -> str:
+    return "–" if not math.isfinite(value) else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:,.{digits}f}"
+
+
+def _p(value: float) -> str:
+    if not math.isfinite(value):
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _settings(settings: dict[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in settings.items())
+
+
+def tables(report: Report) -> Tables:
+    arm_head = [
+        "arm",
+        "settings",
+        "n",
+        "accuracy",
+        "95% CI",
+        "tokens/item",
+        "billed tokens/item",
+        "calls/item",
+        "billed calls/item",
+        "wall s/item",
+        "acc. per 1k tokens",
+        "rounds",
+        "parse fails",
+        "oracle gaps",
+    ]
+    arm_rows = [
+        [a.label, _settings(a.settings), f"{a.n}" + (f" (+{a.errors} failed)" if a.errors else ""), _pct(a.accuracy),
+         f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}]", _num(a.mean_tokens, 0), _num(a.mean_billed_tokens, 0),
+         _num(a.mean_calls), _num(a.mean_billed_calls), _num(a.mean_wall_seconds), _num(a.accuracy_per_1k_tokens, 3),
+         _num(a.mean_rounds), str(a.parse_failures), "–" if a.oracle_gaps is None else str(a.oracle_gaps)]
+        for a in report.arms
+    ]  # fmt: skip
+    pair_head = ["A vs B", "n", "A − B", "95% CI", "test", "p", "p (Holm)", "only A right / only B right"]
+    pair_rows = [
+        [f"{p.a} vs {p.b}", str(p.n), f"{100 * p.difference:+.1f} pts" if math.isfinite(p.difference) else "–",
+         f"[{100 * p.ci_low:+.1f}, {100 * p.ci_high:+.1f}]" if math.isfinite(p.ci_low) else "–", p.test,
+         _p(p.p_value), _p(p.p_holm), f"{p.a_only} / {p.b_only}" if report.binary else "–"]
+        for p in report.pairs
+    ]  # fmt: skip
+    if any(a.mean_cost_usd is not None for a in report.arms):  # only when prices are known
+        arm_head.insert(9, "cost/item")
+        for arm, row in zip(report.arms, arm_rows, strict=True):
+            row.insert(9, "–" if arm.mean_cost_usd is None else f"${arm.mean_cost_usd:.4g}")
+    return Tables((arm_head, arm_rows), (pair_head, pair_rows), _notes(report))
+
+
+def _notes(report: Report) -> list[str]:
+    replayed = (
+        f" ({report.replayed} replayed from the cache with the same answers and scores; their rows keep the "
+        "original run's billed tokens and wall time)"
+        if report.replayed
+        else ""
+    )
+    notes = [
+        f"This run computed {report.computed} rows{replayed}, reused {report.reused} finished ones"
+        + (f", and {report.failed} failed (they are retried on the next run)" if report.failed else "")
+        + f". Model calls this run: {report.run_billed_calls} billed of {report.run_calls} logical "
+        f"({report.run_billed_tokens:,} of {report.run_tokens:,} tokens)"
+        + ("; the rest came from the cache." if report.run_calls > report.run_billed_calls else "."),
+        "Tokens and calls per item are logical (every call, cache hits included: the compute an arm used); "
+        "billed counts only calls that reached the model when the row was computed.",
+        "Scores are binary, so pairs use McNemar's exact test on the discordant items."
+        if report.binary
+        else "Scores are graded, so pairs use a paired permutation test of the mean difference.",
+        "p (Holm) adjusts for testing several pairs at once. Accuracy CIs are bootstrap 95% intervals.",
+    ]
+    if report.matched_k is not None:
+        notes.append(
+            f"Compute-matched: self-consistency ran k = {report.matched_k} samples, the debate arm's "
+            "mean model calls per item."
+        )
+    for arm in report.arms:
+        if arm.mean_flips is not None:
+            notes.append(
+                f"{arm.label}: {_num(arm.mean_flips, 2)} answer flips per item, "
+                f"{_num(arm.mean_first_round_diversity, 2)} distinct first-round answers per item."
+            )
+        if arm.signals:
+            told = ", ".join(f"{name} {_num(value, 0)}" for name, value in arm.signals.items())
+            notes.append(f"{arm.label} over {arm.n} items: {told}.")
+        if arm.oracle_gaps:
+            notes.append(
+                f"{arm.label}: on {arm.oracle_gaps} items a better answer was proposed along the way "
+                "and then lost (the oracle gap)."
+            )
+    return notes
+
+
+def document(report: Report) -> list[Block]:
+    """The report once, as blocks: ``markdown`` and ``page`` write these same blocks."""
+    t = tables(report)
+    models = ", ".join(f"{role}={spec}" for role, spec in report.models.items())
+    pair_head, pair_rows = t.pairs
+    return [
+        Heading(f"moot compare: {report.suite}", level=1),
+        Paragraph(f"{report.description}. Models: {models}. Generated {report.generated_at}."),
+        Heading("Arms", level=2),
+        _table(*t.arms),
+        Heading("Pairs of arms", level=2),
+        _table(pair_head, pair_rows) if pair_rows else Paragraph("Only one arm: nothing to compare."),
+        Image(PLOT_FILE, "cost and accuracy per arm"),
+        Heading("Notes", level=2),
+        Bullets(tuple(t.notes)),
+    ]
+
+
+def _table(head: list[str], rows: list[list[str]]) -> BlockTable:
+    return BlockTable("", tuple(head), tuple(tuple(row) for row in rows))
+
+
+def markdown(report: Report) -> str:
+    return to_markdown(document(report))
+
+
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;margin:2em;max-width:75em}table{border-collapse:collapse;margin:1em 0}"
+    "th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}th{background:#f4f4f4}"
+    "td:first-child,th:first-child{text-align:left}img{max-width:100%}"
+)
+
+
+def page(report: Report) -> str:
+    """The report as a standalone HTML page."""
+    title = html.escape(f"moot compare: {report.suite}")
+    return (
+        f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
+        f"<style>{_STYLE}</style></head><body>\n" + to_html(document(report)) + "\n</body></html>\n"
+    )
+
+
+_LEFT_OUT_OF_TERMINAL = frozenset({"settings", "billed calls/item", "cost/item", "rounds", "parse fails"})
+"""Arm columns the terminal leaves to the written report, so the first ones a reader needs fit."""
+
+
+def terminal_table(report: Report) -> Table:
+    """The arms table for the terminal (the columns a reader needs first)."""
+    table = Table(title=f"moot compare: {report.suite} ({report.items} items)", show_edge=False)
+    head, rows = tables(report).arms
+    wanted = [h for h in head if h not in _LEFT_OUT_OF_TERMINAL]
+    index = [head.index(w) for w in wanted]
+    for column in wanted:
+        table.add_column(column, justify="left" if column == "arm" else "right")
+    for row in rows:
+        table.add_row(*(row[i] for i in index))
+    return table
+
+
+def pairs_table(report: Report) -> Table:
+    head, rows = tables(report).pairs
+    table = Table(title="pairs of arms (paired on the same items)", show_edge=False)
+    for column in head:
+        table.add_column(column, justify="left" if column in ("A vs B", "test") else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table

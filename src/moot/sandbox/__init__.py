@@ -1,0 +1,27 @@
+"""The sandbox: runs model-written code against tests, and lets the code compute but never judge.
+
+Two processes per run: the code host (``_code_host.py``) loads the code, the judge (``_judge.py``) runs the
+tests and calls into the code over a channel of plain data (``_wire.py``); both are confined
+(``_confine.py``). ``run_tests`` is the entry point; the result separates the code's faults from the
+sandbox's own. Agent tools that use it live in :mod:`moot.tools`.
+"""
+
+from moot.sandbox._limits import SandboxLimits
+from moot.sandbox._probe import probe_signature, probe_test
+from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus, SandboxStep, TestResult, label_for
+from moot.sandbox._sandbox import SandboxRunner, run_tests, validate_tests
+
+__all__ = [
+    "Outcome",
+    "SandboxLimits",
+    "SandboxResult",
+    "SandboxRunner",
+    "SandboxStatus",
+    "SandboxStep",
+    "TestResult",
+    "label_for",
+    "probe_signature",
+    "probe_test",
+    "run_tests",
+    "validate_tests",
+]

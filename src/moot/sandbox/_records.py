@@ -1,0 +1,202 @@
+"""Turn the harness's reports and the way the child ended into a SandboxResult.
+
+Blame follows the bracketing protocol of the sandbox's processes
+(``_code_host.py`` for loading, ``_judge.py`` for the tests): if a process
+died between a step's ``begin`` and ``end`` it died inside the step (a
+timeout, a memory bomb, a crash, ``os._exit``): a CONTENT fault. If it died
+anywhere else (before it was ready, between steps, without ``done``) or its
+reports do not make sense, the sandbox failed: a TOOL fault.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from moot.sandbox._limits import SandboxLimits
+from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus, SandboxStep, TestResult
+
+__all__ = ["MEMORY_EXIT_CODE", "ChildExit", "assemble", "killed_in_step"]
+
+MEMORY_EXIT_CODE = 86
+"""The harness exits with this when it ran out of memory itself: the code's data holds it, so blame the code."""
+
+
+@dataclass(frozen=True)
+class ChildExit:
+    returncode: int
+    timed_out: bool
+
+
+class CorruptReport(Exception):
+    """The harness's reports are inconsistent: a tool fault."""
+
+
+@dataclass
+class _Progress:
+    """What the reports say happened, in order."""
+
+    ready: bool = False
+    done: bool = False
+    harness_error: str | None = None
+    isolation: list[str] = field(default_factory=list)
+    load: SandboxStep | None = None
+    tests: dict[int, SandboxStep] = field(default_factory=dict)
+    open_step: tuple[str, int | None] | None = None
+
+    @classmethod
+    def replay(cls, records: list[dict[str, Any]]) -> _Progress:
+        progress = cls()
+        for record in records:
+            progress.apply(record)
+        return progress
+
+    def apply(self, record: dict[str, Any]) -> None:
+        event = record.get("event")
+        step = (record.get("step"), record.get("index"))
+        if event == "ready":
+            self.ready, self.isolation = True, [str(x) for x in record.get("isolation", [])]
+        elif event == "begin":
+            self.open_step = step  # type: ignore[assignment]
+        elif event == "end":
+            if step != self.open_step:
+                raise CorruptReport(f"end of step {step} that was not begun")
+            fields = {k: v for k, v in record.items() if k not in ("event", "step", "index")}
+            self.close(SandboxStep.model_validate(fields))
+        elif event == "done":
+            self.done = True
+        elif event == "harness_error":
+            self.harness_error = str(record.get("error", "unknown error"))
+
+    def begin_next(self, total: int) -> None:
+        """Open the step the harness was about to begin (it could not even report that)."""
+        if self.load is None:
+            self.open_step = ("load", None)
+        elif self.load.outcome is Outcome.PASSED and len(self.tests) < total:
+            self.open_step = ("test", max(self.tests, default=-1) + 1)
+        else:
+            self.done = True  # every step had ended; only the final report was lost
+
+    def close(self, result: SandboxStep) -> None:
+        assert self.open_step is not None
+        step, index = self.open_step
+        if step == "load":
+            self.load = result
+        elif isinstance(index, int):
+            self.tests[index] = result
+        else:
+            raise CorruptReport(f"unknown step {self.open_step}")
+        self.open_step = None
+
+
+def assemble(
+    records: list[dict[str, Any]],
+    ended: ChildExit,
+    tests: list[str],
+    limits: SandboxLimits,
+    stdout: str,
+    stderr: str,
+    seconds: float,
+    test_stdout: str = "",
+) -> SandboxResult:
+    common: dict[str, Any] = {
+        "exit_code": ended.returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+        "test_stdout": test_stdout,
+        "seconds": seconds,
+    }
+    try:
+        progress = _Progress.replay(records)
+    except (CorruptReport, ValidationError) as exc:
+        return _tool_fault(f"the harness's report is corrupt ({_first_line(str(exc))})", tests, common)
+    if progress.harness_error is not None:
+        why = f"the harness itself failed: {_last_line(progress.harness_error).removeprefix(': ')}"
+        return _tool_fault(why, tests, common, progress.isolation)
+    if not progress.ready:
+        why = f"the sandbox harness did not start ({_how_it_ended(ended)}){_last_line(stderr)}"
+        return _tool_fault(why, tests, common)
+    if not progress.done and progress.open_step is None and ended.returncode == MEMORY_EXIT_CODE:
+        progress.begin_next(len(tests))
+    if not progress.done:
+        if progress.open_step is None:
+            why = f"the harness stopped between steps without reporting ({_how_it_ended(ended)}){_last_line(stderr)}"
+            return _tool_fault(why, tests, common, progress.isolation)
+        progress.close(killed_in_step(ended, limits, stderr))
+    if progress.load is None:
+        return _tool_fault("the harness finished without loading the code", tests, common, progress.isolation)
+    results = _test_results(progress, tests)
+    if results is None:
+        return _tool_fault("the harness finished without reporting every test", tests, common, progress.isolation)
+    passed = progress.load.outcome is Outcome.PASSED and all(t.outcome is Outcome.PASSED for t in results)
+    status = SandboxStatus.PASSED if passed else SandboxStatus.CONTENT_FAULT
+    return SandboxResult(status=status, load=progress.load, tests=results, isolation=progress.isolation, **common)
+
+
+def _test_results(progress: _Progress, tests: list[str]) -> list[TestResult] | None:
+    """Every test's result; the ones never started are NOT_RUN, with the reason. None if a report is missing."""
+    assert progress.load is not None
+    if progress.load.outcome is not Outcome.PASSED:
+        reason = "not run: the code failed to load"
+    else:
+        stopped = max(progress.tests, default=-1) + 1
+        reason = f"not run: the sandbox was stopped during test {stopped}"
+        if progress.done and len(progress.tests) < len(tests):
+            return None
+    results = []
+    for index, test in enumerate(tests):
+        step = progress.tests.get(index) or SandboxStep(outcome=Outcome.NOT_RUN, message=reason)
+        results.append(TestResult(test=test, **step.model_dump()))
+    return results
+
+
+def killed_in_step(ended: ChildExit, limits: SandboxLimits, stderr: str) -> SandboxStep:
+    """The outcome of the step the child died in: the code's doing, so say what limit it hit."""
+    code = ended.returncode
+    if ended.timed_out:
+        return SandboxStep(
+            outcome=Outcome.TIMEOUT, message=f"exceeded the wall-clock limit of {limits.wall_seconds:g} s"
+        )
+    if code == -signal.SIGXCPU:
+        return SandboxStep(outcome=Outcome.TIMEOUT, message=f"exceeded the CPU-time limit of {limits.cpu_seconds} s")
+    if code == MEMORY_EXIT_CODE or "MemoryError" in stderr:
+        message = f"memory limit of {limits.memory_mb} MB exceeded (MemoryError)"
+        return SandboxStep(outcome=Outcome.ERROR, error_type="MemoryError", message=message)
+    if code == -signal.SIGKILL:
+        message = "the process was killed (SIGKILL): CPU-time or memory limit exceeded"
+        return SandboxStep(outcome=Outcome.ERROR, message=message)
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+        message = f"the interpreter crashed with {name} (e.g. unbounded recursion or a fault in C code)"
+        return SandboxStep(outcome=Outcome.ERROR, message=message)
+    message = f"the process exited with code {code} in the middle of the step (e.g. the code called os._exit)"
+    return SandboxStep(outcome=Outcome.ERROR, message=message)
+
+
+def _tool_fault(
+    why: str, tests: list[str], common: dict[str, Any], isolation: list[str] | None = None
+) -> SandboxResult:
+    not_run = [TestResult(test=t, outcome=Outcome.NOT_RUN, message="not run: the sandbox failed") for t in tests]
+    return SandboxResult(
+        status=SandboxStatus.TOOL_FAULT, tool_error=why, tests=not_run, isolation=isolation or [], **common
+    )
+
+
+def _how_it_ended(ended: ChildExit) -> str:
+    if ended.timed_out:
+        return "killed at the wall-clock limit"
+    if ended.returncode < 0:
+        return f"killed by signal {-ended.returncode}"
+    return f"exit code {ended.returncode}"
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+def _last_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    return f": {lines[-1][:300]}" if lines else ""

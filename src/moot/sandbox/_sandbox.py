@@ -1,0 +1,421 @@
+"""Run untrusted, model-written Python against tests: the code in one confined process, the tests in another.
+
+The code may compute; it may not judge. The *code host* (``_code_host.py``)
+runs the code and answers requests about it, and never sees a test; the
+*judge* (``_judge.py``) runs the tests, and never runs the code: each call
+into the code is a request this parent relays, with a deadline, and each
+answer is plain data the judge builds afresh (``_wire.py``). So code that
+patches its interpreter, reads its memory, exits early, prints fake reports
+or returns an object whose ``__eq__`` is always true changes at most the
+values it returns, never the verdict; and hidden tests never enter a
+process the code controls.
+
+Both processes get a throwaway work directory of their own (removed
+afterwards), a clean environment (nothing inherited: no API keys; only PATH,
+LANG and HOME/TMPDIR pointing into that directory), ``python -I -B`` in
+their own process group, and confine themselves before anything runs (see
+``_confine.py``: rlimits, namespaces, Landlock, seccomp, an audit hook).
+When the code's process dies or overruns a call, it is killed and started
+afresh for the next test. :mod:`moot.sandbox._records` turns the reports, and
+how the judge ended, into a :class:`SandboxResult`.
+
+The call blocks for up to ``limits.wall_seconds``; from async code run it in a
+thread (``asyncio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from moot.errors import ConfigError
+from moot.sandbox._confine import remove_task_group
+from moot.sandbox._limits import SandboxLimits
+from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, assemble, killed_in_step
+from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus
+from moot.sandbox._wire import Channel, WireError
+
+__all__ = ["SandboxRunner", "run_tests", "validate_tests"]
+
+_HERE = Path(__file__).resolve().parent
+_SHARED = {"_moot_child.py": "_child.py", "_moot_confine.py": "_confine.py", "_moot_wire.py": "_wire.py"}
+_PATH = "/usr/local/bin:/usr/bin:/bin"
+_GRACE = 0.5
+"""Seconds a process gets beyond its own limit to report it, before it is killed."""
+SAFE_FLOOR = ("landlock", "seccomp")
+"""The kernel layers without which untrusted code is refused (unless ``weak_isolation`` accepts it)."""
+
+
+class SandboxRunner(Protocol):
+    """Runs code against tests; :func:`run_tests` is the real one. Inject another (e.g. in tests) where accepted.
+
+    Contract: the sandbox's own failures are *returned* as status TOOL_FAULT
+    (an ``OSError`` raised is treated the same way); the code's failures as
+    CONTENT_FAULT.
+    """
+
+    def __call__(self, code: str, tests: Sequence[str], limits: SandboxLimits) -> SandboxResult: ...
+
+
+def validate_tests(tests: Sequence[str]) -> list[str]:
+    """The tests as a list, or ConfigError naming the first one that is not valid Python."""
+    if isinstance(tests, str) or not tests:
+        raise ConfigError(
+            "tests must be a non-empty list of Python snippets, one per test, e.g. ['assert add(1, 2) == 3']"
+        )
+    for number, test in enumerate(tests, 1):
+        try:
+            compile(test, f"test_{number}.py", "exec")
+        except SyntaxError as exc:
+            raise ConfigError(
+                f"test {number} is not valid Python ({exc.msg}, line {exc.lineno}): {test!r}; "
+                "a test is one or more statements, usually an assert, e.g. 'assert add(1, 2) == 3'"
+            ) from None
+    return list(tests)
+
+
+def run_tests(code: str, tests: Sequence[str], limits: SandboxLimits | None = None) -> SandboxResult:
+    """Run ``code`` as a module, then each test against it, in the sandbox; never raises for anything the code does."""
+    limits = limits or SandboxLimits()
+    tests = validate_tests(tests)
+    started = time.monotonic()
+    root = tempfile.mkdtemp(prefix="moot-sandbox-")
+    try:
+        return _run(code, tests, limits, os.path.realpath(root), started)
+    except OSError as exc:
+        return SandboxResult(
+            status=SandboxStatus.TOOL_FAULT,
+            tool_error=f"could not run the sandbox processes: {exc}",
+            seconds=time.monotonic() - started,
+        )
+    finally:
+        remove_tree(root)
+
+
+def _run(code: str, tests: list[str], limits: SandboxLimits, root: str, started: float) -> SandboxResult:
+    deadline = started + limits.wall_seconds
+    host = CodeHost(code, limits, root, deadline)
+    try:
+        records = host.start()
+        if host.exports is None:
+            return host.result(records, tests, time.monotonic() - started)
+        judge = _Process("judge", root, _job(limits, tests=tests, exports=host.exports), limits)
+        try:
+            records += _relay(judge, host, deadline)
+            ended = judge.end(deadline)
+            out, err = host.output()
+            return assemble(
+                records,
+                ended,
+                tests,
+                limits,
+                out,
+                err + judge.tail("stderr"),
+                time.monotonic() - started,
+                test_stdout=judge.tail("stdout"),
+            )
+        finally:
+            judge.kill()
+    finally:
+        host.stop()
+
+
+def _job(limits: SandboxLimits, **fields: Any) -> dict[str, Any]:
+    return {"limits": limits.model_dump(), "memory_exit_code": MEMORY_EXIT_CODE, **fields}
+
+
+def _relay(judge: _Process, host: CodeHost, deadline: float) -> list[dict[str, Any]]:
+    """Pass the judge's requests to the code's process and the answers back; return the judge's reports."""
+    records = []
+    while True:
+        try:
+            message = judge.receive(deadline)
+        except WireError:
+            return records  # it ended or spoke out of turn: how it ended decides the blame
+        if message is None:
+            judge.timed_out = True
+            return records
+        if "op" in message:
+            seconds = min(float(message.pop("seconds", 0) or 0), deadline - time.monotonic())
+            judge.send(host.ask(message, seconds))
+        elif message.get("event") in ("begin", "end", "done", "harness_error"):
+            records.append(message)
+            if message["event"] in ("done", "harness_error"):
+                return records
+
+
+# ------------------------------------------------------------------ the two processes
+class _Process:
+    """One sandbox process: its own work directory, output files and channel to this parent."""
+
+    def __init__(self, role: str, root: str, job: dict[str, Any], limits: SandboxLimits) -> None:
+        self.workdir = os.path.join(root, role)
+        os.mkdir(self.workdir)
+        main = {"judge": "_judge.py", "code": "_code_host.py"}[role]
+        for target, source in {**_SHARED, f"_moot_{role}.py": main}.items():
+            shutil.copyfile(_HERE / source, os.path.join(self.workdir, target))
+        self.limits, self.timed_out = limits, False
+        self.files: dict[str, IO[bytes]] = {name: tempfile.TemporaryFile() for name in ("stdin", "stdout", "stderr")}
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            self._socket = ours.dup()
+            job = {**job, "workdir": self.workdir, "channel_fd": theirs.fileno()}
+            self.files["stdin"].write(json.dumps(job).encode())
+            self.files["stdin"].seek(0)
+            self.proc = self._spawn(role, theirs.fileno())
+        self.channel = Channel(self._socket.fileno())
+
+    def _spawn(self, role: str, fd: int) -> subprocess.Popen[bytes]:
+        env = {"PATH": _PATH, "LANG": "C.UTF-8", "HOME": self.workdir, "TMPDIR": self.workdir}
+        return subprocess.Popen(
+            [sys.executable, "-I", "-B", os.path.join(self.workdir, f"_moot_{role}.py")],
+            cwd=self.workdir,
+            env=env,
+            stdin=self.files["stdin"],
+            stdout=self.files["stdout"],
+            stderr=self.files["stderr"],
+            pass_fds=(fd,),
+            start_new_session=True,  # its own process group, so a kill reaches everything it started
+        )
+
+    def receive(self, until: float) -> dict[str, Any] | None:
+        """The next message, or None at ``until``; WireError once the process closed its end or broke the protocol."""
+        while True:
+            message = self.channel.take()
+            if message is not None:
+                return message
+            remaining = until - time.monotonic()
+            if remaining <= 0 or not select.select([self._socket], [], [], remaining)[0]:
+                return None
+            self.channel.fill()
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            self.channel.send(message)
+        except OSError:  # it died meanwhile: its exit status tells how
+            pass
+
+    def end(self, until: float) -> ChildExit:
+        """Wait for it to exit on its own (it has reported), at most until ``until`` plus a grace; then kill it."""
+        try:
+            code = self.proc.wait(max(0.0, until - time.monotonic()) + _GRACE)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return ChildExit(returncode=self.proc.wait(), timed_out=True)
+        remove_task_group(self.proc.pid)
+        return ChildExit(returncode=code, timed_out=self.timed_out)
+
+    def close(self) -> None:
+        """Hang up: a process waiting for a request then exits on its own."""
+        try:
+            self._socket.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def kill(self) -> ChildExit:
+        if self.proc.returncode is None:
+            try:  # not reaped yet, so its process group id cannot have been reused
+                os.killpg(self.proc.pid, 9)
+            except ProcessLookupError:
+                pass
+        returncode = self.proc.wait()
+        self._socket.close()
+        remove_task_group(self.proc.pid)
+        return ChildExit(returncode=returncode, timed_out=self.timed_out)
+
+    def tail(self, name: str) -> str:
+        chars = self.limits.output_chars
+        if chars == 0:
+            return ""
+        file = self.files[name]
+        size = file.seek(0, os.SEEK_END)
+        file.seek(max(0, size - 4 * chars))
+        return file.read().decode("utf-8", "replace")[-chars:]
+
+
+class CodeHost:
+    """The code's process: started, loaded, asked, and started afresh after it dies or overruns a call."""
+
+    def __init__(self, code: str, limits: SandboxLimits, root: str, deadline: float) -> None:
+        self.code, self.limits, self.root, self.deadline = code, limits, root, deadline
+        self.exports: dict[str, Any] | None = None
+        self.process: _Process | None = None
+        self._ended: ChildExit | None = None
+        self._generation = 0
+        self._outputs: list[tuple[str, str]] = []
+
+    def start(self) -> list[dict[str, Any]]:
+        """Start the process and load the code; the reports so far (``exports`` is set once the code loaded)."""
+        self._generation += 1
+        root = os.path.join(self.root, f"run{self._generation}")
+        os.mkdir(root)
+        self.process = _Process("code", root, _job(self.limits, code=self.code), self.limits)
+        records: list[dict[str, Any]] = []
+        until = min(self.deadline, time.monotonic() + self.limits.test_seconds + 2 * _GRACE + 1)
+        while not records or records[-1].get("event") != "end":
+            try:
+                message = self.process.receive(until)
+            except WireError:
+                message = {}
+            if not message:
+                at_wall = message is None and time.monotonic() >= self.deadline
+                if message is None and not at_wall and records and records[-1].get("event") == "begin":
+                    seconds = self.limits.test_seconds  # it ignored its own alarm: the step's limit still holds
+                    records.append({"event": "end", "step": "load", "outcome": "timeout", "message": _over(seconds)})
+                self._ended = self._stop_process(timed_out=at_wall)
+                return records
+            if message.get("event") == "ready":
+                self._check_floor([str(layer) for layer in message.get("isolation", [])])
+            if message.get("event") in ("ready", "begin", "end"):
+                records.append(message)
+        exports = records[-1].pop("exports", None)
+        if records[-1].get("outcome") == "passed" and isinstance(exports, dict):
+            self.exports = exports
+        return records
+
+    def _check_floor(self, isolation: list[str]) -> None:
+        missing = [layer for layer in SAFE_FLOOR if layer not in isolation]
+        if missing and not self.limits.weak_isolation:
+            self.stop()
+            raise ConfigError(
+                f"this machine cannot confine untrusted code: no {' and no '.join(missing)} (layers in force: "
+                f"{', '.join(isolation)}); run on Linux 5.13 or later, or accept the weaker sandbox with "
+                "SandboxLimits(weak_isolation=True)"
+            )
+
+    def ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
+        """The code's answer to one request, or how it failed to answer within ``seconds``."""
+        reply_to = {"id": request.get("id")}
+        if self.process is None and not self._restart():
+            return {**reply_to, "died": "the code's process could not be started again after a fault"}
+        assert self.process is not None
+        self.process.send(request)
+        try:
+            reply = self.process.receive(time.monotonic() + max(seconds, 0.0) + _GRACE)
+        except WireError:
+            stderr = self.process.tail("stderr")
+            death = killed_in_step(self._stop_process(timed_out=False), self.limits, stderr)
+            return {**reply_to, ("timeout" if death.outcome is Outcome.TIMEOUT else "died"): death.message}
+        if reply is None:
+            self._stop_process(timed_out=True)
+            at_wall = time.monotonic() >= self.deadline
+            limit = f"exceeded the wall-clock limit of {self.limits.wall_seconds:g} s"
+            return {**reply_to, "timeout": limit if at_wall else _over(self.limits.test_seconds)}
+        if reply.get("id") != request.get("id") or not ({"ok", "raised"} & reply.keys()):
+            self._stop_process(timed_out=False)
+            return {**reply_to, "died": "the code's process answered out of turn"}
+        return reply
+
+    def _restart(self) -> bool:
+        records = self.start()
+        return bool(records) and self.exports is not None and records[-1].get("outcome") == "passed"
+
+    def result(self, records: list[dict[str, Any]], tests: list[str], seconds: float) -> SandboxResult:
+        """The result of a run that ended at loading: the code failed to load, or its process died doing it."""
+        ended = self._ended or self._stop_process(timed_out=False)
+        if records and records[-1].get("event") == "end":
+            records.append({"event": "done"})  # loading ended (and failed): nothing else was to run
+        out, err = self.output()
+        return assemble(records, ended, tests, self.limits, out, err, seconds)
+
+    def output(self) -> tuple[str, str]:
+        """The end of what every generation of the code's process printed, in order."""
+        outputs = list(self._outputs)
+        if self.process is not None:
+            outputs.append((self.process.tail("stdout"), self.process.tail("stderr")))
+        chars = self.limits.output_chars
+        if chars == 0:
+            return "", ""
+        return "".join(o for o, _ in outputs)[-chars:], "".join(e for _, e in outputs)[-chars:]
+
+    def _stop_process(self, timed_out: bool) -> ChildExit:
+        assert self.process is not None
+        self.process.timed_out = timed_out
+        ended = self.process.kill()
+        self._outputs.append((self.process.tail("stdout"), self.process.tail("stderr")))
+        self.process = None
+        return ended
+
+    def stop(self) -> None:
+        """End the process: it exits once its channel closes; killed if it does not within the grace."""
+        if self.process is not None:
+            self.process.close()
+            self.process.end(time.monotonic())
+            self.process.kill()
+
+
+def _over(seconds: float) -> str:
+    return f"took longer than {seconds:g} s"
+
+
+def remove_tree(path: str) -> None:
+    """Remove a work directory whatever the code left in it; never raises.
+
+    Recursive removal (``shutil.rmtree``) fails on a tree nested deeper than
+    the recursion limit or than PATH_MAX: here every directory is emptied
+    by moving its subdirectories up to the top, so no path is ever longer
+    than two names and no more than two directories are open at once.
+    Read-only directories are made writable first.
+    """
+    try:
+        top = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    moved = itertools.count()
+    try:
+        os.fchmod(top, 0o700)
+        while names := os.listdir(top):
+            if not any([_remove_entry(top, name, moved) for name in names]):
+                break  # nothing could be removed this pass: give up rather than spin
+    except OSError:
+        pass
+    finally:
+        os.close(top)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _remove_entry(top: int, name: str, moved: itertools.count[int]) -> bool:
+    """Remove a file, or empty a directory into ``top`` and remove it; whether anything was removed."""
+    try:
+        os.unlink(name, dir_fd=top)
+        return True
+    except IsADirectoryError:
+        pass
+    except OSError:
+        return False
+    try:
+        os.chmod(name, 0o700, dir_fd=top)
+        inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+    except OSError:
+        return False
+    try:
+        for child in os.listdir(inner):
+            try:
+                os.unlink(child, dir_fd=inner)
+            except IsADirectoryError:
+                os.rename(child, f".moot-removing-{next(moved)}", src_dir_fd=inner, dst_dir_fd=top)
+            except OSError:
+                pass
+    except OSError:
+        return False
+    finally:
+        os.close(inner)
+    try:
+        os.rmdir(name, dir_fd=top)
+    except OSError:
+        return False
+    return True

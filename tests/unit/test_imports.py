@@ -1,0 +1,105 @@
+"""The import graph stays layered: read from the source with ``ast``, so no module has to be imported.
+
+Units are ``moot``'s top-level modules and packages (``moot.cli``, ``moot.store``, ``moot.teams`` ...). An
+import inside a function counts: a lazy import hides a cycle from Python, not from the reader. Imports under
+``if TYPE_CHECKING:`` do not count (they never run).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGE = SRC / "moot"
+
+PRIVATE_ALLOWED = {
+    # The command line mounts the harness's ``compare`` command; a Typer command is not library API.
+    ("moot.cli", "moot.harness._cli"),
+}
+"""Imports of another package's private module (``from moot.X._y import`` outside ``moot/X/``) that are meant."""
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _unit(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    hidden: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            hidden.update(id(child) for child in ast.walk(node))
+    return hidden
+
+
+def _imports(path: Path) -> Iterator[str]:
+    """The moot modules ``path`` imports at run time."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hidden = _type_checking_nodes(tree)
+    for node in ast.walk(tree):
+        if id(node) in hidden:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.startswith("moot"):
+            if node.module == "moot":
+                yield from (f"moot.{alias.name}" for alias in node.names)
+            else:
+                yield node.module
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name.startswith("moot."))
+
+
+def _edges() -> list[tuple[str, str]]:
+    return [(_module_name(path), target) for path in sorted(PACKAGE.rglob("*.py")) for target in _imports(path)]
+
+
+def _unit_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for source, target in _edges():
+        if _unit(source) != _unit(target) and _unit(source) != "moot":
+            graph[_unit(source)].add(_unit(target))
+    return graph
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), set()) - seen:
+            seen.add(nxt)
+            todo.append(nxt)
+    return seen
+
+
+def test_no_unit_imports_itself_back():
+    graph = _unit_graph()
+    cycles = sorted(unit for unit in list(graph) if unit in _reachable(graph, unit))
+    assert not cycles, f"import cycles through: {', '.join(cycles)}"
+
+
+def test_entry_points_and_store_sit_on_no_cycle():
+    graph = _unit_graph()
+    for unit in ("moot.cli", "moot.testing", "moot.store", "moot.teams"):
+        assert unit not in _reachable(graph, unit), f"{unit} imports itself back"
+    assert "moot.teams" not in _reachable(graph, "moot.store"), "the run store must not load the teams"
+
+
+def _private_import(source: str, target: str) -> bool:
+    """``target`` is a private module of a package other than ``source``'s."""
+    parts = target.split(".")
+    return len(parts) >= 3 and parts[2].startswith("_") and _unit(source) != _unit(target)
+
+
+def test_cross_package_private_imports_are_only_the_allowed_ones():
+    found = {(source, target) for source, target in _edges() if _private_import(source, target)}
+    unexpected = sorted(found - PRIVATE_ALLOWED)
+    assert not unexpected, "import from the package's __init__ instead: " + ", ".join(
+        f"{source} -> {target}" for source, target in unexpected
+    )
+    assert not PRIVATE_ALLOWED - found, f"stale allow-list entries: {sorted(PRIVATE_ALLOWED - found)}"
