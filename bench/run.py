@@ -156,6 +156,8 @@ def engine_md(d: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for name, by in d["end_to_end"].items():
+        if name == "release_error":
+            continue
         for variant, v in by.items():
             runs = ", ".join(f"{w:.0f}" for w in v["wall_s_all"])
             lines.append(
@@ -166,7 +168,8 @@ def engine_md(d: dict[str, Any]) -> list[str]:
     release = ", ".join(f"{n} **{r:.2f}x**" for n, r in d.get("wall_ratio_to_release", {}).items())
     lines += [
         "",
-        f"Wall time new / legacy settings: {ratios}. New / the release before the engine: {release or 'not run'}. "
+        f"Wall time new / legacy settings: {ratios}. New / the release before the engine: "
+        f"{release or 'not run (' + d['end_to_end'].get('release_error', 'no git history')[:160] + ')'}. "
         f"Peak RSS, state cache on minus off (debate): **{d['rss_cache_on_minus_off_mib']:+.0f} MiB**.",
     ]
     return lines
