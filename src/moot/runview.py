@@ -14,11 +14,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field
 
 from moot._describe import describe_data
 from moot._transcript_rounds import ROUND, round_numbers
 from moot.errors import ConfigError
+from moot.models import Meter, metered
 from moot.store import RunRecord, RunStore, TurnRecord
 from moot.tracing import JsonlSink, TraceEvent, TraceScan, default_trace_dir
 
@@ -28,7 +29,6 @@ __all__ = [
     "ModelCall",
     "RoundView",
     "RunView",
-    "Tokens",
     "TurnCalls",
     "TurnView",
     "calls_by_turn",
@@ -45,20 +45,6 @@ SHOW_SCHEMA = "moot.show/1"
 """Version of ``moot show --json``; fields are only ever added under the same version."""
 PROMPTS_SCHEMA = "moot.prompts/1"
 """Version of ``moot show --prompts --json``."""
-
-
-class Tokens(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def add(self, prompt: int, completion: int) -> None:
-        self.prompt_tokens += prompt
-        self.completion_tokens += completion
 
 
 class TurnView(BaseModel):
@@ -79,6 +65,11 @@ class TurnView(BaseModel):
     payload: dict[str, Any] = Field(default_factory=dict, exclude=True)
     """The stored message as AutoGen dumped it (for re-rendering); not part of the JSON."""
 
+    @property
+    def meter(self) -> Meter:
+        """This turn's calls, tokens and cost, counted from the stored message as the team counted them."""
+        return metered(self.payload.get("models_usage"), self.payload.get("metadata") or {})
+
 
 class RoundView(BaseModel):
     """What one round produced: its score or agreement, each agent's verdict or answer, tokens per agent."""
@@ -91,7 +82,7 @@ class RoundView(BaseModel):
     scores: dict[str, float] = {}
     verdicts: dict[str, str] = {}
     answers: dict[str, str] = {}
-    tokens: dict[str, Tokens] = {}
+    tokens: dict[str, Meter] = {}
 
 
 class RunView(BaseModel):
@@ -101,7 +92,7 @@ class RunView(BaseModel):
     run: RunRecord
     turns: list[TurnView]
     rounds: list[RoundView]
-    closing_tokens: dict[str, Tokens] = {}
+    closing_tokens: dict[str, Meter] = {}
     """Tokens spent after the rounds, per agent (a debate's arbiter)."""
     verdict: dict[str, Any] | None = None
     """A debate's ruling: the Verdict fields plus ``by``, who ruled."""
@@ -138,14 +129,14 @@ def run_view(store: RunStore, run_id: str) -> RunView:
     record = store.get(run_id)
     turns = _turn_views(store.turns(run_id))
     rounds: dict[int, RoundView] = {}
-    closing: dict[str, Tokens] = {}
+    closing: dict[str, Meter] = {}
     verdict = None
     for turn in turns:
         if turn.kind == "verdict" and turn.data is not None:
             verdict = {**turn.data, "by": turn.source}
         if turn.round is None:
             if turn.prompt_tokens or turn.completion_tokens:
-                closing.setdefault(turn.source, Tokens()).add(turn.prompt_tokens, turn.completion_tokens)
+                closing[turn.source] = closing.get(turn.source, Meter()) + turn.meter
             continue
         _absorb(rounds.setdefault(turn.round, RoundView(round=turn.round)), turn)
     return RunView(
@@ -237,7 +228,7 @@ def _absorb(view: RoundView, turn: TurnView) -> None:
     elif turn.kind == "position" and "answer" in data:
         view.answers[turn.source] = str(data["answer"])
     if turn.prompt_tokens or turn.completion_tokens:
-        view.tokens.setdefault(turn.source, Tokens()).add(turn.prompt_tokens, turn.completion_tokens)
+        view.tokens[turn.source] = view.tokens.get(turn.source, Meter()) + turn.meter
     if not view.complete and view.scores:
         view.score = min(view.scores.values())
 

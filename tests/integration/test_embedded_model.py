@@ -135,9 +135,10 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
     from pydantic import BaseModel, Field
 
     from moot.arbiters import Verdict
-    from moot.roles import CandidateChoice, Opening, Plan, Rebuttal, StepResult
+    from moot.harness.arms._prompts import solver
+    from moot.roles import NUMBER, CandidateChoice, Opening, Plan, Rebuttal, StepResult
     from moot.roles._plan import plan_type, tool_call_type
-    from moot.roles._position import with_options
+    from moot.roles._position import with_options, with_pattern
 
     class WriteArgs(BaseModel):
         path: str = Field(max_length=100)
@@ -171,6 +172,8 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
         ("planner", plan_type(("write_file", "run_python")), "Task:\nWrite hello.py that prints hi, then run it."),
         ("executor", tool_call_type((("write_file", WriteArgs),)), "Step 1: write hello.py printing hi (write_file)."),
         ("executor", StepResult, "Step 1: print hi. You called run_python; its output: hi\n\nDid this step succeed?"),
+        ("solver", solver((), NUMBER).output_type, "State the final answer: 205 - 838 + 505 ="),  # numeric suites
+        ("ops", with_pattern(Opening, "answer", NUMBER), "Task:\nHow many legs do 3 cats and 2 ducks have?"),
     ]
 
 

@@ -15,9 +15,9 @@ all count from the same record; the compare harness meters at the client.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 
 from autogen_core.models import RequestUsage
+from pydantic import BaseModel, computed_field
 
 __all__ = ["Meter", "TokenTotals", "meter_metadata", "metered"]
 
@@ -39,9 +39,12 @@ class TokenTotals:
         return self.billed_prompt_tokens + self.billed_completion_tokens
 
 
-@dataclass
-class Meter(TokenTotals):
-    """Calls, tokens and cost: logical = all calls, billed = calls that reached a model."""
+class Meter(TokenTotals, BaseModel):
+    """Calls, tokens and cost: logical = all calls, billed = calls that reached a model.
+
+    The one token count of moot: a result's, a run's, a round's per agent (``moot show``), a compare
+    row's. A pydantic model so every JSON document that holds one writes the same fields.
+    """
 
     calls: int = 0
     prompt_tokens: int = 0
@@ -75,7 +78,13 @@ class Meter(TokenTotals):
         return None if self.unpriced_calls else self.cost_usd
 
     def __add__(self, other: Meter) -> Meter:
-        return Meter(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+        return Meter(**{name: getattr(self, name) + getattr(other, name) for name in type(self).model_fields})
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total_tokens(self) -> int:
+        """Logical prompt plus completion tokens (``tokens``), written out in JSON documents."""
+        return self.tokens
 
 
 _KEYS = ("calls", "billed_calls", "billed_prompt_tokens", "billed_completion_tokens", "unpriced_calls")
