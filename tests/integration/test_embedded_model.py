@@ -138,7 +138,7 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
     from moot.harness.arms._prompts import solver
     from moot.roles import NUMBER, CandidateChoice, Opening, Plan, Rebuttal, StepResult
     from moot.roles._plan import plan_type, tool_call_type
-    from moot.roles._position import with_options, with_pattern
+    from moot.roles._position import with_options
 
     class WriteArgs(BaseModel):
         path: str = Field(max_length=100)
@@ -173,7 +173,6 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
         ("executor", tool_call_type((("write_file", WriteArgs),)), "Step 1: write hello.py printing hi (write_file)."),
         ("executor", StepResult, "Step 1: print hi. You called run_python; its output: hi\n\nDid this step succeed?"),
         ("solver", solver((), NUMBER).output_type, "State the final answer: 205 - 838 + 505 ="),  # numeric suites
-        ("ops", with_pattern(Opening, "answer", NUMBER), "Task:\nHow many legs do 3 cats and 2 ducks have?"),
     ]
 
 
