@@ -73,9 +73,7 @@ def known_arbiters() -> list[str]:
 @cache
 def _load(path: Path, mtime_ns: int) -> ArbiterSpec:
     document = read_document(path)
-    spec = document.validate(ArbiterFile)
-    if spec.name != path.stem:
-        raise document.error(f"name {spec.name!r} must match the file name {path.stem!r}", ["name"])
+    spec = document.validate_named(ArbiterFile)
     if spec.kind != "llm":
         extra = "role" if spec.role is not None else "rubric" if spec.rubric else None
         if extra is not None:

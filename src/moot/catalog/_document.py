@@ -62,6 +62,14 @@ class Document:
     def error(self, problem: str, loc: Sequence[str | int] = ()) -> CatalogError:
         return CatalogError(self.path, self.line(loc), problem)
 
+    def validate_named(self, model: type[Model]) -> Model:
+        """``validate``, and the entry's ``name`` must be its file's name: lookup by name finds files by name."""
+        spec = self.validate(model)
+        name = getattr(spec, "name", None)
+        if name != self.path.stem:
+            raise self.error(f"name {name!r} must match the file name {self.path.stem!r}", ["name"])
+        return spec
+
     def validate(self, model: type[Model]) -> Model:
         """The document as ``model`` (which should forbid extra fields); the first problem is the error."""
         try:

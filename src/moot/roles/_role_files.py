@@ -70,9 +70,7 @@ def load_role_file(path: Path) -> Role:
 @cache
 def _load(path: Path, mtime_ns: int) -> Role:  # the mtime is part of the key: an edited file is read again
     document = read_document(path)
-    spec = document.validate(RoleFile)
-    if spec.name != path.stem:
-        raise document.error(f"name {spec.name!r} must match the file name {path.stem!r}", ["name"])
+    spec = document.validate_named(RoleFile)
     model = None
     if spec.model is not None:
         try:

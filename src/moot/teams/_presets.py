@@ -198,9 +198,7 @@ def known_presets() -> list[str]:
 @cache
 def _load(path: Path, mtime_ns: int) -> TeamPreset:
     document = read_document(path)
-    spec = document.validate(TeamFile)
-    if spec.name != path.stem:
-        raise document.error(f"name {spec.name!r} must match the file name {path.stem!r}", ["name"])
+    spec = document.validate_named(TeamFile)
     preset = TeamPreset(
         spec.name, spec.description, spec.topology, tuple(spec.roles),
         _arbiter(document, spec.arbiter), spec.termination, _options(document, spec), path,
