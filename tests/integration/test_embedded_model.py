@@ -138,7 +138,7 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
     from moot.harness.arms._prompts import solver
     from moot.roles import NUMBER, CandidateChoice, Opening, Plan, Rebuttal, StepResult
     from moot.roles._plan import plan_type, tool_call_type
-    from moot.roles._position import with_options
+    from moot.roles._position import with_options, with_pattern
 
     class WriteArgs(BaseModel):
         path: str = Field(max_length=100)
@@ -150,6 +150,12 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
         ("critic", Critique, f"Task:\nWrite is_even(n: int) -> bool.\n\nDraft to review:\n{draft}"),
         ("architect", Opening, debate),
         ("ops", with_options(Opening, "answer", ("yes", "no")), debate),
+        ("ops", with_pattern(Opening, "answer", NUMBER), "Task:\nWhat is 205 - 838 + 505?\n\nGive your position."),
+        (
+            "business",
+            with_options(with_pattern(Rebuttal, "answer", NUMBER), "claim", ("ops: 205 - 838 is -633",)),
+            "Task:\nWhat is 205 - 838 + 505?\n\nops: -128\n- 205 - 838 is -633",
+        ),
         (
             "business",
             with_options(
@@ -177,8 +183,9 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
 
 
 def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
-    """With the default engine (llguidance), every schema compiles and the real model's reply parses."""
-    from moot.models._embedded_client import grammar_schema
+    """With the default engine (llguidance), every schema compiles whole (no bound dropped) and the real model's
+    reply parses."""
+    from moot.models._embedded_client import _clamped, grammar_schema
     from moot.models._local import model_path, shared_engine
     from moot.roles._agent import parse_structured
 
@@ -192,6 +199,7 @@ def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
             {"role": "user", "content": request + persona},
         ]
         schema = grammar_schema(output, engine.grammar_compiles)
+        assert schema == _clamped(output.model_json_schema()), f"{output.__name__}: the grammar dropped bounds"
         reply = engine.create_chat_completion(
             messages, max_tokens=1024, temperature=0.0, response_format={"type": "json_object", "schema": schema}
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ _MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
 )
 GRAMMAR_MAX_LENGTH = 800
+_log = logging.getLogger(__name__)
 
 
 def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
@@ -33,8 +35,16 @@ def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]],
     then bounds (lengths and patterns) inside arrays dropped, then all string bounds dropped.
     """
     schema = output.model_json_schema()
-    for candidate in (_clamped(schema), _without_bounds(schema, arrays_only=True), _without_bounds(schema)):
+    candidates = (_clamped(schema), _without_bounds(schema, arrays_only=True), _without_bounds(schema))
+    for number, candidate in enumerate(candidates):
         if compiles(candidate):
+            if number:
+                _log.warning(
+                    "the grammar for %s drops %s string bounds (the full schema does not compile); "
+                    "replies are still validated against them",
+                    output.__name__,
+                    "its list items'" if number == 1 else "all its",
+                )
             return candidate
     raise ValueError(f"no grammar can be built for {output.__name__}; simplify its schema")
 

@@ -26,13 +26,16 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 __all__ = ["NUMBER", "Opening", "Position", "Rebuttal", "claims_of", "with_options", "with_pattern"]
 
 Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
-STATEMENT = r"^\s*\S+(\s+\S+)+\s*$"
+STATEMENT = r"^\s*\S+\s+\S[\s\S]*$"
 StatedArgument = Annotated[
     str, StringConstraints(min_length=3, max_length=200), Field(json_schema_extra={"pattern": STATEMENT})
 ]
 """An argument as a model must state it: two words at least, so a field name or a bare number ("confidence",
 "0.8") cannot pass for one (a small model otherwise fills the list with them). The grammar asks for it; the
-reply's check drops what still slips through (a text cut back to one word), rather than rejecting the reply."""
+reply's check drops what still slips through (a text cut back to one word), rather than rejecting the reply.
+The pattern avoids nested repetition (a word, then repeated groups of space and word): llguidance must prove
+that the pattern and the length bounds can both hold, and it gives up on that ambiguous form, which silently
+cost the list its bounds (arguments ran on to ``max_tokens``)."""
 
 
 def _statements(arguments: list[str]) -> list[str]:

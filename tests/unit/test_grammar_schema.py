@@ -1,0 +1,62 @@
+"""The schema the embedded model's grammar is built from: the tightest that compiles, and a warning otherwise."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+import pytest
+
+pytest.importorskip("llama_cpp")
+
+from moot.models._embedded_client import GRAMMAR_MAX_LENGTH, grammar_schema
+from moot.roles import Opening
+from moot.roles._position import STATEMENT
+
+
+def test_a_schema_that_compiles_whole_keeps_every_bound_and_warns_nothing(caplog):
+    with caplog.at_level(logging.WARNING):
+        schema = grammar_schema(Opening, lambda candidate: True)
+    assert schema["properties"]["key_arguments"]["items"]["pattern"] == STATEMENT
+    assert schema["properties"]["reasoning"]["maxLength"] <= GRAMMAR_MAX_LENGTH
+    assert not caplog.records
+
+
+def test_dropping_bounds_is_said_aloud_naming_the_schema(caplog):
+    refused = []
+
+    def compiles(candidate: dict) -> bool:
+        keeps_items = "pattern" in json.dumps(candidate["properties"]["key_arguments"])
+        refused.append(keeps_items)
+        return not keeps_items
+
+    with caplog.at_level(logging.WARNING):
+        schema = grammar_schema(Opening, compiles)
+    assert refused == [True, False]
+    assert "maxLength" in schema["properties"]["reasoning"]  # only the list items lost theirs
+    assert [r.getMessage() for r in caplog.records] == [
+        "the grammar for Opening drops its list items' string bounds (the full schema does not compile); "
+        "replies are still validated against them"
+    ]
+
+
+def test_nothing_compiles_is_an_error_naming_the_schema():
+    with pytest.raises(ValueError, match="no grammar can be built for Opening"):
+        grammar_schema(Opening, lambda candidate: False)
+
+
+@pytest.mark.parametrize(
+    ("text", "statement"),
+    [
+        ("billing shares 6 tables", True),
+        ("  two words  ", True),
+        ("line\nbreak", True),
+        ("confidence", False),
+        ("0.8", False),
+        ("   ", False),
+        ("", False),
+    ],
+)
+def test_a_statement_is_two_words_or_more(text, statement):
+    assert bool(re.fullmatch(STATEMENT, text)) is statement
