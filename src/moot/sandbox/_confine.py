@@ -14,7 +14,10 @@ defeating it (as PEP 578 itself warns):
 - resource limits (kernel): address space, CPU time, file size, open files, no core files;
 - a task limit (kernel, Linux): 64 threads, by a pids cgroup of its own where
   the cgroup hierarchy is writable (root), else RLIMIT_NPROC in the user namespace;
-- user and network namespaces (kernel, Linux): ``unshare(CLONE_NEWUSER |
+- as root, the uid and gid ``nobody`` (kernel, Linux): new network and mount
+  namespaces, the work directory's quota, then ``setresuid``; the code holds
+  no capability and reads only what any user may (see ``_as_nobody``);
+- otherwise user and network namespaces (kernel, Linux): ``unshare(CLONE_NEWUSER |
   CLONE_NEWNET)``, or as root ``CLONE_NEWNET`` alone if user namespaces are
   disabled; the new network namespace has no usable interface, and in the new
   user namespace even root has no capabilities over anything outside it;
@@ -44,6 +47,7 @@ import os
 import platform
 import resource
 import signal
+import stat
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -147,7 +151,13 @@ def set_limits(limits: dict[str, Any]) -> list[str]:
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_REC, MS_PRIVATE = 0x1, 0x2, 0x4, 0x20, 0x4000, 0x40000
+_OPEN_TREE, _MOVE_MOUNT = 428, 429  # the same number on every architecture
+_OPEN_TREE_CLONE, _AT_RECURSIVE, _MOVE_MOUNT_F_EMPTY_PATH = 0x1, 0x8000, 0x4
+NOBODY = 65534
+"""The uid and gid untrusted code runs as when moot runs as root: the kernel's overflow id (nobody, nogroup)."""
+UNPRIVILEGED = "uid-nobody"
+"""The layer's name when the code runs as :data:`NOBODY`."""
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
@@ -157,21 +167,14 @@ SECCOMP_MODE_FILTER = 2
 def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
     libc = ctypes.CDLL(None, use_errno=True)
     applied = [f"tasks-{TASKS}"] if _join_task_group() else []
+    disk_mb = int(limits["disk_mb"])
     uid, gid = os.getuid(), os.getgid()
-    # A new user namespace also strips root of its capabilities outside it (no CAP_SYS_PTRACE on the parent,
-    # whose /proc environ holds API keys; no CAP_DAC_OVERRIDE), while files keep their real owners.
-    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0:
-        applied += ["userns", "netns"]
-        if _quota_workdir(libc, workdir, uid, gid, int(limits["disk_mb"])):
-            applied.append(f"disk-quota-{int(limits['disk_mb'])}mb")
-        if not applied[:1] and uid != 0:
-            # Counted per user namespace once inside one, so only this process's own threads count against it
-            # (root is exempt from this limit: it gets the task group above instead).
-            resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
-            applied.insert(0, f"tasks-{TASKS}")
-    elif os.geteuid() == 0 and libc.unshare(CLONE_NEWNET) == 0:
-        applied.append("netns")
-    # Die with the parent: a runner that crashes must not leave a sleeping candidate behind.
+    if os.geteuid() == 0:
+        applied += _as_nobody(libc, workdir, disk_mb)
+    if UNPRIVILEGED not in applied:
+        applied += _in_user_namespace(libc, workdir, disk_mb, uid, gid, counts_tasks=not applied[:1])
+    # Die with the parent: a runner that crashes must not leave a sleeping candidate behind. (Set after the uid
+    # changes: a change of credentials clears it.)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
         applied.append("pdeathsig")
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
@@ -180,6 +183,136 @@ def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
         if _seccomp(libc):
             applied.append("seccomp")
     return applied
+
+
+def _in_user_namespace(
+    libc: ctypes.CDLL, workdir: str, disk_mb: int, uid: int, gid: int, counts_tasks: bool
+) -> list[str]:
+    """Network, mount and user namespaces for a process that is not root (or root that could not drop its uid).
+
+    A new user namespace also strips the process of its capabilities outside it (no CAP_SYS_PTRACE on the
+    parent, whose /proc environ holds API keys; no CAP_DAC_OVERRIDE), while files keep their real owners.
+    """
+    applied: list[str] = []
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0:
+        applied += ["userns", "netns"]
+        if _map_self(libc, uid, gid) and _quota_workdir(libc, workdir, uid, gid, disk_mb):
+            applied.append(f"disk-quota-{disk_mb}mb")
+        if counts_tasks and uid != 0:
+            # Counted per user namespace once inside one, so only this process's own threads count against it
+            # (root is exempt from this limit: it gets the task group instead).
+            resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
+            applied.insert(0, f"tasks-{TASKS}")
+    elif os.geteuid() == 0 and libc.unshare(CLONE_NEWNET) == 0:
+        applied.append("netns")
+    return applied
+
+
+def _as_nobody(libc: ctypes.CDLL, workdir: str, disk_mb: int) -> list[str]:
+    """As root: new network and mount namespaces, the work directory's quota, then the uid and gid ``nobody``.
+
+    The code then holds no capability and reads only what any user may read, whatever Landlock does. The
+    directories it must read (the Python installation, the system's) stay where they are: where one lies under
+    a directory ``nobody`` cannot enter (Python under ``/root``), an empty read-only tmpfs covers that directory
+    in this process's mount namespace and the needed trees are mounted back into it at their own paths, so
+    the rest of it (a home directory's keys and history) is not even there to be denied. Nothing changes when
+    a needed directory is itself closed to other users: the process then keeps root's uid (in a user
+    namespace, without capabilities), and the sandbox's floor check refuses it unless weaker isolation is
+    accepted.
+    """
+    applied: list[str] = []
+    namespaces = libc.unshare(CLONE_NEWNET | CLONE_NEWNS) == 0
+    if namespaces:
+        applied.append("netns")
+        namespaces = libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0  # nothing propagates back
+    if namespaces and _quota_workdir(libc, workdir, NOBODY, NOBODY, disk_mb):
+        applied.append(f"disk-quota-{disk_mb}mb")
+    else:
+        os.chown(workdir, NOBODY, NOBODY)
+    if not _reachable_by_nobody(libc, [workdir, *readable_roots(workdir)[1:]], namespaces):
+        return applied
+    os.setgroups([])
+    os.setresgid(NOBODY, NOBODY, NOBODY)
+    os.setresuid(NOBODY, NOBODY, NOBODY)
+    os.chdir(workdir)
+    return [*applied, UNPRIVILEGED]
+
+
+def _reachable_by_nobody(libc: ctypes.CDLL, roots: list[str], can_mount: bool) -> bool:
+    """Make each of ``roots`` reachable by any user (see ``_as_nobody``); False where that cannot be done."""
+    if not all(_open_to_others(root) for root in roots):
+        return False
+    covers: dict[str, list[str]] = {}
+    for root in roots:
+        closed = _closed_ancestor(root)
+        if closed is not None:
+            covers.setdefault(closed, []).append(root)
+    if covers and not can_mount:
+        return False
+    return all(_cover(libc, closed, kept) for closed, kept in covers.items())
+
+
+def _open_to_others(path: str) -> bool:
+    mode = os.stat(path).st_mode
+    wanted = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+    return mode & wanted == wanted or os.stat(path).st_uid == NOBODY
+
+
+def _closed_ancestor(path: str) -> str | None:
+    """The outermost directory above ``path`` that other users may not enter, if any."""
+    parts = path.split(os.sep)
+    for end in range(2, len(parts)):
+        ancestor = os.sep.join(parts[:end])
+        if not os.stat(ancestor).st_mode & stat.S_IXOTH:
+            return ancestor
+    return None
+
+
+def _cover(libc: ctypes.CDLL, closed: str, kept: list[str]) -> bool:
+    """Cover ``closed`` with an empty read-only tmpfs and mount each ``kept`` tree back at its own path.
+
+    The trees are detached copies of their mounts (open_tree, Linux 5.2), taken before the cover hides them.
+    """
+    kept = [path for path in kept if not any(_beneath(path, other) and path != other for other in kept)]
+    trees = [int(libc.syscall(_OPEN_TREE, -100, path.encode(), _OPEN_TREE_CLONE | _AT_RECURSIVE)) for path in kept]
+    try:
+        if min(trees) < 0:
+            return False
+        cover = b"size=1m,mode=0755,uid=0,gid=0"
+        if libc.mount(b"moot-cover", closed.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, cover) != 0:
+            return False
+        for path, tree in zip(kept, trees, strict=True):
+            _make_open_dirs(closed, path)
+            if libc.syscall(_MOVE_MOUNT, tree, b"", -100, path.encode(), _MOVE_MOUNT_F_EMPTY_PATH) != 0:
+                return False
+        return libc.mount(None, closed.encode(), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None) == 0
+    finally:
+        for tree in trees:
+            if tree >= 0:
+                os.close(tree)
+
+
+def _make_open_dirs(base: str, path: str) -> None:
+    """Create ``path`` and the directories between ``base`` and it, each enterable by anyone (umask aside)."""
+    current = base
+    for part in os.path.relpath(path, base).split(os.sep):
+        current = os.path.join(current, part)
+        if not os.path.isdir(current):
+            os.mkdir(current)
+            os.chmod(current, 0o755)
+
+
+def _map_self(libc: ctypes.CDLL, uid: int, gid: int) -> bool:
+    """Map this process's own uid and gid into its new user namespace (the only mapping it may write)."""
+    try:
+        with open("/proc/self/setgroups", "w") as file:
+            file.write("deny")
+        for name, ident in (("uid_map", uid), ("gid_map", gid)):
+            with open(f"/proc/self/{name}", "w") as file:
+                file.write(f"{ident} {ident} 1")
+    except OSError:
+        return False
+    return libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0  # nothing propagates back to the host
 
 
 def task_group(pid: int) -> str:
@@ -217,23 +350,12 @@ def remove_task_group(pid: int) -> None:
 
 
 def _quota_workdir(libc: ctypes.CDLL, workdir: str, uid: int, gid: int, megabytes: int) -> bool:
-    """Mount a tmpfs of ``megabytes`` over the work directory, in this process's own mount namespace.
+    """Mount a tmpfs of ``megabytes`` owned by ``uid`` over the work directory, in this process's mount namespace.
 
     Every file the code writes then lives in memory the size cap bounds (a
     disk quota no file-size limit gives), is invisible to any other process,
-    and vanishes with this process: nothing is left on disk to clean up. The
-    process keeps its own uid inside the namespace, so it owns what it creates.
+    and vanishes with this process: nothing is left on disk to clean up.
     """
-    try:
-        with open("/proc/self/setgroups", "w") as file:
-            file.write("deny")
-        for name, ident in (("uid_map", uid), ("gid_map", gid)):
-            with open(f"/proc/self/{name}", "w") as file:
-                file.write(f"{ident} {ident} 1")
-    except OSError:
-        return False
-    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:  # nothing propagates back to the host
-        return False
     options = f"size={megabytes}m,mode=0700,uid={uid},gid={gid}".encode()
     if libc.mount(b"moot-sandbox", workdir.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
         return False

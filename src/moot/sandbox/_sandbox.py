@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from moot.errors import ConfigError
-from moot.sandbox._confine import remove_task_group
+from moot.sandbox._confine import UNPRIVILEGED, remove_task_group
 from moot.sandbox._limits import SandboxLimits
 from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, assemble, killed_in_step
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus
@@ -54,7 +54,20 @@ _PATH = "/usr/local/bin:/usr/bin:/bin"
 _GRACE = 0.5
 """Seconds a process gets beyond its own limit to report it, before it is killed."""
 SAFE_FLOOR = ("landlock", "seccomp")
-"""The kernel layers without which untrusted code is refused (unless ``weak_isolation`` accepts it)."""
+"""The kernel layers without which untrusted code is refused (unless ``weak_isolation`` accepts it); when moot
+runs as root, the switch to an unprivileged uid as well (see ``floor``)."""
+
+
+_AS_ROOT = (
+    "run moot as a user other than root, or as root with mount namespaces allowed and a Python installation "
+    "that other users may read"
+)
+
+
+def floor() -> tuple[str, ...]:
+    """The layers a sandbox process must report before it gets any code: :data:`SAFE_FLOOR`, and as root the
+    unprivileged uid (root's own uid reads every root-owned file that Landlock alone stands in front of)."""
+    return (*SAFE_FLOOR, UNPRIVILEGED) if os.geteuid() == 0 else SAFE_FLOOR
 
 
 class SandboxRunner(Protocol):
@@ -285,12 +298,13 @@ class CodeHost:
         return records
 
     def _check_floor(self, isolation: list[str]) -> None:
-        missing = [layer for layer in SAFE_FLOOR if layer not in isolation]
+        missing = [layer for layer in floor() if layer not in isolation]
         if missing and not self.limits.weak_isolation:
             self.stop()
+            remedy = "run on Linux 5.13 or later" if set(missing) & set(SAFE_FLOOR) else _AS_ROOT
             raise ConfigError(
                 f"this machine cannot confine untrusted code: no {' and no '.join(missing)} (layers in force: "
-                f"{', '.join(isolation)}); run on Linux 5.13 or later, or accept the weaker sandbox with "
+                f"{', '.join(isolation)}); {remedy}, or accept the weaker sandbox with "
                 "SandboxLimits(weak_isolation=True)"
             )
 
