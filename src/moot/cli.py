@@ -245,7 +245,7 @@ def run_summary(record: RunRecord, rounds: int) -> dict[str, Any]:
     """A run as ``moot runs --json`` lists it: the record without its result, plus rounds and total tokens."""
     data = record.model_dump(mode="json", exclude={"result"})
     data["rounds"] = rounds
-    data["total_tokens"] = record.prompt_tokens + record.completion_tokens
+    data["total_tokens"] = record.tokens.total_tokens
     return data
 
 

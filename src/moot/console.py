@@ -112,7 +112,7 @@ def runs_table(records: list[RunRecord], rounds: Mapping[str, int] | None = None
 def _tokens_cell(r: RunRecord) -> str:
     """Logical tokens, and the run's cost when its prices are known."""
     cost = f" · {usd(r.tokens.cost)}" if r.tokens.cost else ""
-    return f"{r.prompt_tokens + r.completion_tokens}{cost}"
+    return f"{r.tokens.total_tokens}{cost}"
 
 
 def catalog_table(kind: str, rows: list[tuple[str, str, str]]) -> Table:
@@ -255,9 +255,8 @@ def round_tokens_table(view: RunView) -> Table:
         table.add_row(label, agent, str(t.prompt_tokens), str(t.completion_tokens), str(t.total_tokens))
     run = view.run
     table.add_section()
-    table.add_row(
-        "all", "", str(run.prompt_tokens), str(run.completion_tokens), str(run.prompt_tokens + run.completion_tokens)
-    )
+    total = run.tokens
+    table.add_row("all", "", str(total.prompt_tokens), str(total.completion_tokens), str(total.total_tokens))
     return table
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import platformdirs
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from moot._redact import redact
 from moot.errors import ConfigError, LeaseLostError, RunBusyError
@@ -47,10 +47,20 @@ class RunRecord(BaseModel):
     created_at: str
     updated_at: str
     turns: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
     tokens: Meter = Field(default_factory=Meter)
     """Calls and tokens of every turn, logical and billed (failed turns included), and their cost."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def prompt_tokens(self) -> int:
+        """Logical prompt tokens, from :attr:`tokens` (kept in ``moot runs --json``, whose schema only grows)."""
+        return self.tokens.prompt_tokens
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def completion_tokens(self) -> int:
+        """Logical completion tokens, from :attr:`tokens`."""
+        return self.tokens.completion_tokens
 
 
 class TurnRecord(BaseModel):
@@ -272,7 +282,7 @@ class RunStore:
         marks = ",".join("?" * len(RESUMABLE))
         query = _RUN_QUERY + f" WHERE r.status IN ({marks}) GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC"
         for row in self._read(lambda db: db.execute(query, RESUMABLE).fetchall()):
-            if not Lease(row[15], row[16]).alive():
+            if not Lease(row[13], row[14]).alive():
                 return _run(row)
         return None
 
@@ -356,15 +366,14 @@ def resumable_state(store: RunStore, run_id: str) -> dict[str, Any]:
 
 _RUN_QUERY = (
     "SELECT r.id, r.scenario, r.team, r.task, r.models, r.options, r.status, r.stop_reason, r.result, r.error,"
-    " r.created_at, r.updated_at, COUNT(t.seq), COALESCE(SUM(t.prompt_tokens), 0),"
-    " COALESCE(SUM(t.completion_tokens), 0), r.owner, r.heartbeat_at"
+    " r.created_at, r.updated_at, COUNT(t.seq), r.owner, r.heartbeat_at"
     " FROM runs r LEFT JOIN turns t ON t.run_id = r.id"
 )
 
 
 def _run(row: Sequence[Any]) -> RunRecord:
     status = row[6]
-    if status == "running" and not Lease(row[15], row[16]).alive():
+    if status == "running" and not Lease(row[13], row[14]).alive():
         status = "interrupted"  # its process died without saying so (kill -9, a crash)
     return RunRecord(
         id=row[0],
@@ -380,8 +389,6 @@ def _run(row: Sequence[Any]) -> RunRecord:
         created_at=row[10],
         updated_at=row[11],
         turns=row[12],
-        prompt_tokens=row[13],
-        completion_tokens=row[14],
     )
 
 
