@@ -1,4 +1,4 @@
-"""What a ReflectionResult or DebateResult shows, described once as document blocks (``_blocks.py``).
+"""What each team's result shows, described once as document blocks (``_blocks.py``).
 
 The blocks (headings, notes, tables, collapsible text) are written as HTML and
 Markdown for Jupyter (``_repr_html_`` / ``_repr_markdown_``) and as rich
@@ -8,6 +8,7 @@ and the console show the same thing.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -19,9 +20,19 @@ from moot.messages import RoundCompleted
 from moot.roles import Position
 
 if TYPE_CHECKING:
-    from moot.teams import DebateResult, ReflectionResult, Usage
+    from moot.teams import CodeDebateResult, DebateResult, MootResult, PlannerExecutorResult, ReflectionResult, Usage
 
-__all__ = ["debate_blocks", "draft_label", "html_result", "reflection_blocks", "transcript_rows", "usage_table"]
+__all__ = [
+    "code_debate_blocks",
+    "debate_blocks",
+    "draft_label",
+    "html_result",
+    "plan_blocks",
+    "reflection_blocks",
+    "result_blocks",
+    "transcript_rows",
+    "usage_table",
+]
 
 PREVIEW = 110
 
@@ -49,6 +60,66 @@ def reflection_blocks(result: ReflectionResult) -> list[Block]:
     if result.answer is not None:
         blocks.append(Fold(draft_label(best.round if best else None, best.score if best else None), result.answer))
     return [*blocks, usage_table(result.usage), _transcript(result.messages)]
+
+
+def result_blocks(result: MootResult) -> list[Block]:
+    """Any other team's result: its stop reason, tokens and transcript."""
+    blocks: list[Block] = [Heading(type(result).__name__), Note("stop reason", result.stop_reason or "-")]
+    return [*blocks, usage_table(result.usage), _transcript(result.messages)]
+
+
+def plan_blocks(result: PlannerExecutorResult) -> list[Block]:
+    """A planner-executor's plan with each step's status, and the audit trail of its tool calls."""
+    state = "completed" if result.completed else "incomplete"
+    blocks: list[Block] = [
+        Heading(f"PlannerExecutor · plan {state}"),
+        Note("stop reason", result.stop_reason or "-"),
+    ]
+    if result.partial:
+        blocks.append(Note("partial result", "the run ended on a fault", alert=True))
+    steps = tuple((str(s.number), s.action, s.status) for s in result.plan)
+    blocks.append(Table(f"plan (revised {result.revisions}x)", ("#", "step", "status"), steps))
+    calls = tuple((r.tool, _preview(json.dumps(r.args)), r.decision, "yes" if r.ok else "no") for r in result.audit)
+    blocks.append(Table("tool calls (audit trail)", ("tool", "arguments", "decision", "ok"), calls))
+    return [*blocks, usage_table(result.usage), _transcript(result.messages)]
+
+
+def code_debate_blocks(result: CodeDebateResult) -> list[Block]:
+    """A code debate: every candidate with its visible-test evidence, each round's moves, and the ruling."""
+    blocks: list[Block] = [
+        Heading(f"Code debate · {len(result.rounds)} round(s)"),
+        Note("stop reason", result.stop_reason or "-"),
+    ]
+    if result.partial:
+        blocks.append(Note("partial result", "the run ended on a fault", alert=True))
+    candidates = tuple(
+        (
+            c.id,
+            c.author,
+            str(c.round),
+            c.origin + (f" from {c.based_on}" if c.based_on else ""),
+            _preview(c.evidence.summary()),
+        )
+        for c in result.candidates
+    )
+    blocks.append(Table("candidates", ("id", "author", "round", "origin", "visible tests"), candidates))
+    experts = list(dict.fromkeys(e for r in result.rounds for e in r.choices))
+    moves = [
+        (e, *(f"{r.choices[e].action} {r.choices[e].holds}" if e in r.choices else "-" for r in result.rounds))
+        for e in experts
+    ]
+    blocks.append(Table("moves per round", ("expert", *(f"round {r.round}" for r in result.rounds)), tuple(moves)))
+    if result.ruling is None:
+        blocks.append(Note("ruling", "none (no candidate to rule on)"))
+    else:
+        blocks += [Note("chosen", result.ruling.candidate), Note("rationale", result.ruling.rationale)]
+    if result.answer is not None:
+        blocks.append(Fold("chosen program", result.answer))
+    return [*blocks, usage_table(result.usage), _transcript(result.messages)]
+
+
+def _origin(origin: str, based_on: str | None) -> str:
+    return f"{origin} from {based_on}" if based_on else origin
 
 
 def draft_label(best_round: int | None, score: float | None) -> str:

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from moot._describe import Description, Tone, describe
-from moot._result_blocks import debate_blocks, draft_label, reflection_blocks, usage_table
+from moot._result_blocks import draft_label
 from moot._rich_blocks import print_blocks
 from moot.messages import (
     HumanFeedbackGiven,
@@ -29,7 +29,7 @@ from moot.messages import (
 from moot.models import Meter
 from moot.runview import RunView, TurnCalls, TurnView
 from moot.store import RunRecord
-from moot.teams import DebateResult, MootResult, PlannerExecutorResult, ReflectionResult, ReflectionRound
+from moot.teams import MootResult, ReflectionRound
 
 __all__ = ["render_calls", "render_message", "render_result", "render_run", "runs_table"]
 
@@ -144,37 +144,14 @@ def scenario_name(record: RunRecord) -> str:
 
 
 def render_result(console: Console, result: TaskResult) -> None:
-    """Print the outcome: a reflection or a debate as a notebook shows it (``_result_blocks.py``), any other
-    team's stop reason and what it produced; then the run's tokens and cost."""
+    """Print the outcome as a notebook shows it (each result's ``blocks()``, see ``_result_blocks.py``), then
+    the run's tokens and cost; a result from outside moot shows its stop reason."""
     console.rule("[bold]result")
-    if isinstance(result, ReflectionResult):
-        print_blocks(console, reflection_blocks(result))
-    elif isinstance(result, DebateResult):
-        print_blocks(console, debate_blocks(result))
-    else:
+    if not isinstance(result, MootResult):
         console.print(f"[bold]stop reason:[/] {result.stop_reason}")
-    if isinstance(result, PlannerExecutorResult):
-        _plan_result(console, result)
-    if isinstance(result, MootResult):
-        console.print(meter_line(result.tokens))
-
-
-def _plan_result(console: Console, result: PlannerExecutorResult) -> None:
-    plan = Table(title=f"plan (revised {result.revisions}x)", show_edge=False)
-    for column in ("#", "step", "status"):
-        plan.add_column(column)
-    for step in result.plan:
-        plan.add_row(str(step.number), step.description, step.status)
-    console.print(plan)
-    audit = Table(title="tool calls (audit trail)", show_edge=False)
-    for column in ("tool", "arguments", "decision", "ok"):
-        audit.add_column(column, overflow="fold")
-    for record in result.audit:
-        audit.add_row(record.tool, json.dumps(record.args)[:80], record.decision, "yes" if record.ok else "no")
-    console.print(audit)
-    if result.partial:
-        console.print("[bold red]partial result:[/] the run ended on a fault")
-    print_blocks(console, [usage_table(result.usage)])
+        return
+    print_blocks(console, result.blocks())
+    console.print(meter_line(result.tokens))
 
 
 def returned_label(result: Mapping[str, Any] | None) -> str | None:

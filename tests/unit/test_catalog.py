@@ -92,6 +92,21 @@ def test_a_task_file_is_the_task(project):
     assert "DESIGN-DOC-42" in model.calls("generator")[0].prompt_text
 
 
+def test_the_plan_and_execute_preset_runs_and_shows_its_plan_and_audit_trail(project):
+    from moot.roles import Plan, Step, ToolCall
+
+    steps = [Step(action="print hi", tool="run_python", check="output_equals", expect="hi")]
+    ran = ToolCall(reasoning="print it", tool="run_python", args={"code": "print('hi')", "tests": []})
+    model = ScriptedModel({"planner": [Plan(reasoning="one step", steps=steps)], "executor": [ran]}, "cat")
+    with model:
+        code, out, _ = invoke("run", "plan_and_execute", "--task", "Print hi.", "-m", "scripted:cat")
+    assert code == 0, out
+    result = out.split("─ result ─", 1)[1]
+    assert "PlannerExecutor · plan completed" in result
+    assert "print hi" in result and "passed" in result
+    assert "tool calls (audit trail)" in result and "run_python" in result and "allowed" in result
+
+
 # ------------------------------------------------------------------ listing and overriding
 def test_listings_name_each_entry_its_description_and_origin(project):
     write(project / "roles" / "security.yaml", SECURITY)

@@ -117,6 +117,12 @@ async def test_a_fix_is_written_from_the_failures_and_tested_like_any_candidate(
     assert result.ruling.candidate == "A2"
     assert result.metrics.fixes == 1 and result.metrics.fixes_improved == 1
     assert result.metrics.chosen_round == 2
+    shown = result._repr_markdown_()  # a notebook and moot run show the same blocks
+    assert shown.startswith("#### Code debate · 2 round(s)")
+    assert "| A2 | alice | 2 | fixed from A | passes all 2 visible tests |" in shown
+    assert "| alice | wrote A | fix A2 |" in shown and "| bob | wrote B | adopt A |" in shown
+    assert "**chosen:** A2" in shown
+    assert shown.split("chosen program", 1)[1].split("```")[1].strip() == result.answer.strip()
 
 
 async def test_a_fix_that_makes_things_worse_does_not_lose_the_better_original():

@@ -119,6 +119,10 @@ async def test_a_plan_runs_step_by_step_through_the_policy_to_completion(tmp_pat
 
     assert result.stop_reason == "plan completed: all 3 steps passed their checks"
     assert result.completed and not result.partial
+    shown = result._repr_markdown_()  # a notebook and moot run show the same blocks
+    assert shown.startswith("#### PlannerExecutor · plan completed")
+    assert "| 3 | run the program | passed |" in shown
+    assert '| write_file | {"path": "hello.py", "content": "print(\'hello\')\\n"} | approved | yes |' in shown
     assert outline(result) == [
         (1, "write_file", "approved", True, "write_file ran without error"),
         (2, "read_file", "allowed", True, "the output contains 'print'"),

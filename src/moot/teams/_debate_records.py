@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from moot._blocks import to_markdown
-from moot._result_blocks import debate_blocks, html_result
+from moot._blocks import Block
+from moot._result_blocks import debate_blocks
 from moot._transcript_rounds import messages_by_round
 from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
 from moot.roles import Position
@@ -135,11 +135,8 @@ class DebateResult(MootResult):
     def usage_per_round(self) -> list[Usage]:
         return [r.usage for r in self.rounds]
 
-    def _repr_html_(self) -> str:
-        return html_result(debate_blocks(self))
-
-    def _repr_markdown_(self) -> str:
-        return to_markdown(debate_blocks(self))
+    def blocks(self) -> list[Block]:
+        return debate_blocks(self)
 
 
 class DebateState(BaseModel):

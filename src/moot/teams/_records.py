@@ -10,6 +10,8 @@ from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core.models import RequestUsage
 from pydantic import BaseModel, Field
 
+from moot._blocks import Block, to_markdown
+from moot._result_blocks import html_result, result_blocks
 from moot.errors import MalformedOutputError
 from moot.messages import TurnFailed
 from moot.models import Meter, meter_metadata, metered
@@ -27,6 +29,16 @@ class MootResult(TaskResult):
     """Logical tokens per agent: every call, failed attempts and cache hits included."""
     tokens: Meter = Field(default_factory=Meter)
     """The task's calls and tokens in all, logical and billed, and what the billed ones cost."""
+
+    def blocks(self) -> list[Block]:
+        """What this result shows (``moot._result_blocks``), in a notebook and in the terminal alike."""
+        return result_blocks(self)
+
+    def _repr_html_(self) -> str:
+        return html_result(self.blocks())
+
+    def _repr_markdown_(self) -> str:
+        return to_markdown(self.blocks())
 
     @property
     def cost_usd(self) -> float | None:

@@ -15,8 +15,8 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
-from moot._blocks import to_markdown
-from moot._result_blocks import html_result, reflection_blocks
+from moot._blocks import Block
+from moot._result_blocks import reflection_blocks
 from moot._transcript_rounds import messages_by_round
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError
@@ -66,11 +66,8 @@ class ReflectionResult(MootResult):
         """The answer to use: the best-scoring draft, else the latest (unscored) draft."""
         return self.best.draft if self.best else self.latest_draft
 
-    def _repr_html_(self) -> str:
-        return html_result(reflection_blocks(self))
-
-    def _repr_markdown_(self) -> str:
-        return to_markdown(reflection_blocks(self))
+    def blocks(self) -> list[Block]:
+        return reflection_blocks(self)
 
 
 class ReflectionState(BaseModel):
