@@ -20,6 +20,7 @@ from moot.models import (
     registered_scripts,
     unregister_provider,
 )
+from moot.models._spec import NETWORK_TIMEOUT
 
 
 def test_importing_models_does_not_import_the_test_helpers():
@@ -47,6 +48,11 @@ def test_a_registered_provider_parses_builds_and_checks_through_the_table():
         client = spec.client("writer")
         assert isinstance(client, RetryingClient) and isinstance(client.inner, ScriptedClient)
         assert built == [("echo:small@0.5", "writer")] and checked == ["echo:small@0.5"]
+        # It calls a server as far as moot knows: an unknown price, and the network deadline on every call.
+        assert (spec.cost(1000, 1000), spec.effective_timeout) == (None, NETWORK_TIMEOUT)
+        assert client.deadline == NETWORK_TIMEOUT
+        register_provider("echo", build, runs_here=True)  # registered again, as a model run in this process
+        assert (spec.cost(1000, 1000), spec.effective_timeout) == (0.0, None)
     finally:
         unregister_provider("echo")
     with pytest.raises(ConfigError, match="unknown provider 'echo'; valid providers: local, openai, scripted"):

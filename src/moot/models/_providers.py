@@ -53,6 +53,10 @@ class Provider:
     retried: bool = True
     """Wrap the client in the one retry layer (:class:`RetryingClient`); scripted clients are not, so a test's
     scripted exception reaches the team as it is."""
+    runs_here: bool = False
+    """The model runs in this process (the embedded and scripted models): it costs nothing unless a spec names a
+    price, and a call has no deadline unless a spec sets one. A provider that calls a server (every registered
+    provider unless it says otherwise) has an unknown price and the network deadline by default."""
 
 
 _PROVIDERS: dict[str, Provider] = {}
@@ -64,6 +68,7 @@ def register_provider(
     check: Callable[[ModelSpec], None] = _nothing_to_check,
     *,
     retried: bool = True,
+    runs_here: bool = False,
 ) -> None:
     """Make ``NAME[:MODEL]`` specs build their clients with ``build``; a name registered again is replaced.
 
@@ -72,7 +77,7 @@ def register_provider(
     """
     if not _NAME.match(name):
         raise ConfigError(f"bad provider name {name!r}: lowercase letters, digits, '_' and '-', starting with a letter")
-    _PROVIDERS[name] = Provider(build, check, retried)
+    _PROVIDERS[name] = Provider(build, check, retried, runs_here)
 
 
 def unregister_provider(name: str) -> None:
@@ -156,6 +161,6 @@ def _check_scripted(spec: ModelSpec) -> None:
     scripted_model(spec)
 
 
-register_provider("local", _local, _check_local)
+register_provider("local", _local, _check_local, runs_here=True)
 register_provider("openai", _openai, _check_openai)
-register_provider("scripted", _scripted, _check_scripted, retried=False)
+register_provider("scripted", _scripted, _check_scripted, retried=False, runs_here=True)

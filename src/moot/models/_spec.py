@@ -142,12 +142,12 @@ class ModelSpec(BaseModel):
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         """What a billed call with these tokens costs in USD; None when the price is unknown.
 
-        A call costs what ``price_in``/``price_out`` say. Without them, the embedded and scripted
-        models cost nothing (they run here) and a network model's price is unknown; a scripted
+        A call costs what ``price_in``/``price_out`` say. Without them, a model that runs here (the
+        embedded and scripted ones) costs nothing and any other provider's price is unknown; a scripted
         model given a price lets a budget be tried out for free.
         """
         if self.price_in is None and self.price_out is None:
-            return None if self.effective_provider == "openai" else 0.0
+            return 0.0 if self._runs_here else None
         price_in, price_out = self.price_in or 0.0, self.price_out or 0.0
         return (prompt_tokens * price_in + completion_tokens * price_out) / 1_000_000
 
@@ -157,7 +157,13 @@ class ModelSpec(BaseModel):
         has none by default (it cannot hang on a server, and its length is bounded by ``max_tokens``)."""
         if self.timeout is not None:
             return self.timeout
-        return NETWORK_TIMEOUT if self.effective_provider == "openai" else None
+        return None if self._runs_here else NETWORK_TIMEOUT
+
+    @property
+    def _runs_here(self) -> bool:
+        from moot.models._providers import provider
+
+        return provider(self.effective_provider).runs_here
 
     # ------------------------------------------------------------ string form
     @classmethod
