@@ -2,9 +2,9 @@
 
 :data:`MESSAGE_TYPES` lists every message type a moot team emits. AutoGen's
 group chats accept only registered types, and (as of autogen-agentchat 0.7)
-they register only the structured-message types of *agent* participants: a
-team nested as a participant must be declared by the user, with
-``custom_message_types=MESSAGE_TYPES``.
+they register only the structured-message types of *agent* participants;
+``moot.teams`` teaches every group chat that holds a moot team these types
+as it is built (``teams/_nesting.py``), so nesting needs no extra argument.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ MESSAGE_TYPES: list[type[BaseAgentEvent | BaseChatMessage]] = [
         for content in (Critique, Position, Verdict, Plan, ToolCall, StepResult, CandidateChoice, ProgramRuling)
     ),
 ]
-"""Every message type a moot team emits. Pass it when a moot team is a participant of an AutoGen group
-chat: ``RoundRobinGroupChat([debate, writer], custom_message_types=MESSAGE_TYPES)``."""
+"""Every message type a moot team emits; a group chat holding a moot team learns them by itself (see
+``teams/_nesting.py``), and passing them as ``custom_message_types`` is harmless."""
 
 
 def message_factory() -> MessageFactory:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from autogen_agentchat.agents import SocietyOfMindAgent
 from autogen_agentchat.base import TerminationCondition
 from autogen_agentchat.conditions import MaxMessageTermination, TextMentionTermination
 from autogen_agentchat.messages import StructuredMessage, TextMessage
@@ -25,9 +26,7 @@ def _kinds(messages) -> list[tuple[str, str]]:
 async def test_a_reflection_nested_in_a_round_robin_group_chat():
     model = ScriptedModel({"generator": ["draft one"], "critic": [make_critique(90)]})
     with model:
-        team = RoundRobinGroupChat(
-            [make_reflection(model, MaxRounds(1))], custom_message_types=MESSAGE_TYPES, max_turns=1
-        )
+        team = RoundRobinGroupChat([make_reflection(model, MaxRounds(1))], max_turns=1)  # no extra argument
         result = await team.run(task=TASK)
     assert _kinds(result.messages) == [
         ("user", "TextMessage"),
@@ -57,7 +56,6 @@ async def test_a_debate_and_a_reflection_nested_in_a_selector_group_chat():
             [debate, make_reflection(model, MaxRounds(1))],
             model_client=model.client("selector"),
             selector_func=lambda _: next(order),
-            custom_message_types=MESSAGE_TYPES,
             termination_condition=MaxMessageTermination(20),
             max_turns=2,
         )
@@ -67,6 +65,36 @@ async def test_a_debate_and_a_reflection_nested_in_a_selector_group_chat():
     ]  # fmt: skip
     assert "Monolith or services?" in model.calls("generator")[0].prompt_text
     assert isinstance(result.messages[4], StructuredMessage)
+
+
+async def test_a_debate_nests_two_levels_deep_and_inside_a_society_of_mind_agent():
+    """Group chats learn moot's types through a nested group chat and a SocietyOfMindAgent too."""
+    script = {"architect": [make_position("monolith")], "ops": [make_position("monolith")]}
+    model = ScriptedModel({**script, "arbiter": [make_verdict("monolith")]})
+    with model:
+        inner = RoundRobinGroupChat([make_debate(model, MaxRounds(1), experts=("architect", "ops"))], max_turns=1)
+        outer = RoundRobinGroupChat([inner], max_turns=1)
+        result = await outer.run(task="Monolith or services?")
+    assert ("debate", "RoundCompleted") in _kinds(result.messages)
+    model = ScriptedModel({**script, "arbiter": [make_verdict("monolith")], "summary": ["monolith"]})
+    with model:
+        debate = make_debate(model, MaxRounds(1), experts=("architect", "ops"))
+        panel = SocietyOfMindAgent("panel", team=debate, model_client=model.client("summary"))
+        result = await RoundRobinGroupChat([panel], max_turns=1).run(task="Monolith or services?")
+    assert ("debate", "RoundCompleted") in _kinds(result.messages)
+    assert result.messages[-1].source == "panel"
+
+
+def test_a_group_chat_without_a_moot_team_is_left_as_autogen_made_it():
+    from autogen_agentchat.agents import AssistantAgent
+
+    model = ScriptedModel({"writer": [], "generator": [], "critic": []})
+    with model:
+        plain = RoundRobinGroupChat([AssistantAgent("writer", model.client("writer"))])
+        reflection = make_reflection(model, MaxRounds(1))
+        declared = RoundRobinGroupChat([reflection], custom_message_types=MESSAGE_TYPES)
+    assert not plain._message_factory.is_registered(RoundCompleted)
+    assert declared._message_factory.is_registered(RoundCompleted)  # declaring them as before still works
 
 
 async def test_autogen_conditions_are_checked_at_round_ends_so_a_round_is_never_cut():
