@@ -6,10 +6,12 @@ import json
 
 import pytest
 from autogen_agentchat.base import TerminatedException, TerminationCondition
+from autogen_agentchat.conditions import MaxMessageTermination
 from autogen_agentchat.messages import StopMessage, TextMessage
 from autogen_core.models import RequestUsage
 
 from moot.conditions import (
+    Consensus,
     MaxRounds,
     NoImprovement,
     NoProgress,
@@ -202,6 +204,23 @@ def test_only_conditions_compose(other):
     for combined in (lambda: MaxRounds(3) | other, lambda: MaxRounds(3) & other):
         with pytest.raises(TypeError, match=r"cannot combine MaxRounds with .* both sides must be termination"):
             combined()
+    composed = (
+        MaxRounds(3) | TokenBudget(9000),
+        MaxRounds(3) & TokenBudget(9000),
+        (MaxRounds(3) | Consensus()) & NoProgress(2),
+    )
+    for condition in composed:  # however deep: checked at once, not at the first check of a run
+        with pytest.raises(TypeError, match=r"cannot combine a composed condition with .* both sides must be"):
+            condition | other
+        with pytest.raises(TypeError, match=r"cannot combine a composed condition with .* both sides must be"):
+            condition & other
+
+
+def test_composed_conditions_still_compose_and_dump_as_autogens():
+    condition = (MaxRounds(3) | TokenBudget(9000)) & (Consensus() | MaxMessageTermination(9))
+    dumped = condition.dump_component()
+    assert reload(condition).dump_component() == dumped
+    assert dumped.provider == "autogen_agentchat.base.AndTerminationCondition"
 
 
 def reload(condition):

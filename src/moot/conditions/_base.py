@@ -12,7 +12,12 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
-from autogen_agentchat.base import TerminatedException, TerminationCondition
+from autogen_agentchat.base import (
+    AndTerminationCondition,
+    OrTerminationCondition,
+    TerminatedException,
+    TerminationCondition,
+)
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StopMessage
 from pydantic import BaseModel, ValidationError
 
@@ -58,10 +63,10 @@ class MootCondition(TerminationCondition):
         self.clear()
 
     def __or__(self, other: TerminationCondition) -> TerminationCondition:
-        return super().__or__(_operand(self, "|", other))
+        return AnyOf(self, _operand(self, "|", other))
 
     def __and__(self, other: TerminationCondition) -> TerminationCondition:
-        return super().__and__(_operand(self, "&", other))
+        return AllOf(self, _operand(self, "&", other))
 
     def configured(self, config: type[C], **values: Any) -> C:
         """``config`` built from the constructor's ``values``: a bad one is one ConfigError line naming this
@@ -80,11 +85,35 @@ class MootCondition(TerminationCondition):
         """Forget per-run state; conditions without any need not override."""
 
 
+# AutoGen's | and & of conditions, whose own | and & check their operand as moot's conditions do (so
+# ``(MaxRounds(3) | TokenBudget(9000)) | 5`` fails at once, not at the first check of a run). They dump exactly
+# as AutoGen's composites (same provider and label, and no docstring, which a dump would carry as description).
+class AnyOf(OrTerminationCondition):
+    component_label = "OrTerminationCondition"
+
+    def __or__(self, other: TerminationCondition) -> TerminationCondition:
+        return AnyOf(self, _operand(self, "|", other))
+
+    def __and__(self, other: TerminationCondition) -> TerminationCondition:
+        return AllOf(self, _operand(self, "&", other))
+
+
+class AllOf(AndTerminationCondition):
+    component_label = "AndTerminationCondition"
+
+    def __or__(self, other: TerminationCondition) -> TerminationCondition:
+        return AnyOf(self, _operand(self, "|", other))
+
+    def __and__(self, other: TerminationCondition) -> TerminationCondition:
+        return AllOf(self, _operand(self, "&", other))
+
+
 def _operand(condition: TerminationCondition, operator: str, other: object) -> TerminationCondition:
     """``other`` when it is a condition; AutoGen would accept anything and fail at the first check."""
     if not isinstance(other, TerminationCondition):
+        name = "a composed condition" if isinstance(condition, AnyOf | AllOf) else type(condition).__name__
         raise TypeError(
-            f"cannot combine {type(condition).__name__} with {other!r} ({type(other).__name__}) using "
+            f"cannot combine {name} with {other!r} ({type(other).__name__}) using "
             f"{operator}: both sides must be termination conditions, e.g. MaxRounds(3) {operator} ScoreThreshold(85)"
         )
     return other

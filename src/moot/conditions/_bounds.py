@@ -71,10 +71,8 @@ def at_round_ends(condition: TerminationCondition) -> TerminationCondition:
     if isinstance(condition, MootCondition | AtRoundEnd):
         return condition
     parts = [at_round_ends(part) for part in getattr(condition, "_conditions", [])]
-    if isinstance(condition, OrTerminationCondition):
-        return OrTerminationCondition(*parts)
-    if isinstance(condition, AndTerminationCondition):
-        return AndTerminationCondition(*parts)
+    if isinstance(condition, OrTerminationCondition | AndTerminationCondition):
+        return type(condition)(*parts)  # moot's checked AnyOf/AllOf stay checked
     return AtRoundEnd(condition)
 
 
