@@ -7,10 +7,11 @@ import logging
 import re
 
 import pytest
+from pydantic import BaseModel, Field
 
 pytest.importorskip("llama_cpp")
 
-from moot.models._embedded_client import GRAMMAR_MAX_LENGTH, grammar_schema
+from moot.models._embedded_client import GRAMMAR_MAX_LENGTH, NUMBER_DECIMALS, NUMBER_LIMIT, grammar_schema
 from moot.roles import Opening
 from moot.roles._position import STATEMENT
 
@@ -60,3 +61,19 @@ def test_nothing_compiles_is_an_error_naming_the_schema():
 )
 def test_a_statement_is_two_words_or_more(text, statement):
     assert bool(re.fullmatch(STATEMENT, text)) is statement
+
+
+def test_numbers_get_a_finite_number_of_digits_in_the_grammar():
+    """A bare JSON number lets a small model write digits until max_tokens (seen: a 900-digit confidence)."""
+    schema = grammar_schema(Opening, lambda candidate: True)
+    confidence = schema["properties"]["confidence"]
+    assert (confidence["minimum"], confidence["maximum"], confidence["multipleOf"]) == (0.0, 1.0, 10**-NUMBER_DECIMALS)
+
+    class Counted(BaseModel):
+        count: int
+        ratio: float = Field(gt=0)
+
+    bounded = grammar_schema(Counted, lambda candidate: True)["properties"]
+    assert (bounded["count"]["minimum"], bounded["count"]["maximum"]) == (-NUMBER_LIMIT, NUMBER_LIMIT)
+    assert "multipleOf" not in bounded["count"]  # an integer has no decimals to bound
+    assert bounded["ratio"]["exclusiveMinimum"] == 0 and bounded["ratio"]["maximum"] == NUMBER_LIMIT

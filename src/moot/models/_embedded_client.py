@@ -20,6 +20,10 @@ _MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
 )
 GRAMMAR_MAX_LENGTH = 800
+NUMBER_DECIMALS = 4
+"""Decimals a number may have in a grammar (a confidence of 0.8125 fits)."""
+NUMBER_LIMIT = 10**15
+"""The range a number without one gets in a grammar, so its integer digits are bounded too."""
 _log = logging.getLogger(__name__)
 
 
@@ -31,7 +35,7 @@ def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]],
     llama.cpp's own grammar (``MOOT_LOCAL_GRAMMAR=llama``) unrolls ``maxLength``
     into one nested rule per character and refuses a grammar whose repetitions
     grow too large, and a refused grammar crashes the process later (segfault)
-    instead of raising. So each candidate is compiled first: bounds clamped,
+    instead of raising. So each candidate is compiled first: bounds clamped (numbers bounded too),
     then bounds (lengths and patterns) inside arrays dropped, then all string bounds dropped.
     """
     schema = output.model_json_schema()
@@ -50,11 +54,23 @@ def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]],
 
 
 def _clamped(node: Any) -> Any:
+    """``node`` with every string's ``maxLength`` capped and every number given a finite number of digits.
+
+    A JSON number is otherwise unbounded in a grammar: a small model asked for a confidence in [0, 1] was seen
+    writing ``0.8934567893456789...`` until ``max_tokens`` cut the reply. So numbers get a range (when they
+    have none) and at most :data:`NUMBER_DECIMALS` decimals; the reply is still validated against the schema.
+    """
     if isinstance(node, dict):
-        return {
+        bounded = {
             key: min(value, GRAMMAR_MAX_LENGTH) if key == "maxLength" and isinstance(value, int) else _clamped(value)
             for key, value in node.items()
         }
+        if node.get("type") in ("number", "integer"):
+            bounded.setdefault("minimum", -NUMBER_LIMIT)
+            bounded.setdefault("maximum", NUMBER_LIMIT)
+            if node["type"] == "number":
+                bounded.setdefault("multipleOf", 10**-NUMBER_DECIMALS)
+        return bounded
     if isinstance(node, list):
         return [_clamped(value) for value in node]
     return node
