@@ -40,12 +40,9 @@ PREVIEW = 110
 # ----------------------------------------------------------------- contents
 def reflection_blocks(result: ReflectionResult) -> list[Block]:
     best = result.best
-    blocks: list[Block] = [
-        Heading(f"Reflection · {len(result.rounds)} round(s)"),
-        Note("stop reason", result.stop_reason or "-"),
-    ]
-    if result.partial:
-        blocks.append(Note("partial result", "the run ended on a fault; the answer is the best so far", alert=True))
+    blocks = _opening(
+        f"Reflection · {len(result.rounds)} round(s)", result, "the run ended on a fault; the answer is the best so far"
+    )
     rows = tuple(
         (
             str(r.round),
@@ -64,19 +61,14 @@ def reflection_blocks(result: ReflectionResult) -> list[Block]:
 
 def result_blocks(result: MootResult) -> list[Block]:
     """Any other team's result: its stop reason, tokens and transcript."""
-    blocks: list[Block] = [Heading(type(result).__name__), Note("stop reason", result.stop_reason or "-")]
+    blocks = _opening(type(result).__name__, result)
     return [*blocks, usage_table(result.usage), _transcript(result.messages)]
 
 
 def plan_blocks(result: PlannerExecutorResult) -> list[Block]:
     """A planner-executor's plan with each step's status, and the audit trail of its tool calls."""
     state = "completed" if result.completed else "incomplete"
-    blocks: list[Block] = [
-        Heading(f"PlannerExecutor · plan {state}"),
-        Note("stop reason", result.stop_reason or "-"),
-    ]
-    if result.partial:
-        blocks.append(Note("partial result", "the run ended on a fault", alert=True))
+    blocks = _opening(f"PlannerExecutor · plan {state}", result)
     steps = tuple((str(s.number), s.action, s.status) for s in result.plan)
     blocks.append(Table(f"plan (revised {result.revisions}x)", ("#", "step", "status"), steps))
     calls = tuple((r.tool, _preview(json.dumps(r.args)), r.decision, "yes" if r.ok else "no") for r in result.audit)
@@ -86,18 +78,13 @@ def plan_blocks(result: PlannerExecutorResult) -> list[Block]:
 
 def code_debate_blocks(result: CodeDebateResult) -> list[Block]:
     """A code debate: every candidate with its visible-test evidence, each round's moves, and the ruling."""
-    blocks: list[Block] = [
-        Heading(f"Code debate · {len(result.rounds)} round(s)"),
-        Note("stop reason", result.stop_reason or "-"),
-    ]
-    if result.partial:
-        blocks.append(Note("partial result", "the run ended on a fault", alert=True))
+    blocks = _opening(f"Code debate · {len(result.rounds)} round(s)", result)
     candidates = tuple(
         (
             c.id,
             c.author,
             str(c.round),
-            c.origin + (f" from {c.based_on}" if c.based_on else ""),
+            _origin(c.origin, c.based_on),
             _preview(c.evidence.summary()),
         )
         for c in result.candidates
@@ -118,6 +105,14 @@ def code_debate_blocks(result: CodeDebateResult) -> list[Block]:
     return [*blocks, usage_table(result.usage), _transcript(result.messages)]
 
 
+def _opening(title: str, result: MootResult, partial: str = "the run ended on a fault") -> list[Block]:
+    """The heading and stop reason every result starts with, and the warning when it is partial."""
+    blocks: list[Block] = [Heading(title), Note("stop reason", result.stop_reason or "-")]
+    if getattr(result, "partial", False):
+        blocks.append(Note("partial result", partial, alert=True))
+    return blocks
+
+
 def _origin(origin: str, based_on: str | None) -> str:
     return f"{origin} from {based_on}" if based_on else origin
 
@@ -130,12 +125,7 @@ def draft_label(best_round: int | None, score: float | None) -> str:
 
 
 def debate_blocks(result: DebateResult) -> list[Block]:
-    blocks: list[Block] = [
-        Heading(f"Debate · {len(result.rounds)} round(s)"),
-        Note("stop reason", result.stop_reason or "-"),
-    ]
-    if result.partial:
-        blocks.append(Note("partial result", "the run ended on a fault", alert=True))
+    blocks = _opening(f"Debate · {len(result.rounds)} round(s)", result)
     experts = list(dict.fromkeys(n for r in result.rounds for n in r.positions))
     rows = [(name, *(_position(r.positions.get(name)) for r in result.rounds)) for name in experts]
     rows.append(("agreement", *(f"{r.agreement:.2f}" for r in result.rounds)))

@@ -389,18 +389,24 @@ def test_kernel_layers_are_reported_where_available():
     assert result.isolation[0] == "rlimits" and result.isolation[-1] == "audit-hook"
 
 
-_KERNEL_PROBE = """
-import errno, importlib.util, json, os, socket, sys
+_PROBE_START = """
+import ctypes, errno, importlib.util, json, os, socket, sys
 spec = importlib.util.spec_from_file_location("confine", sys.argv[1])
 confine = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(confine)
-layers = confine._linux_layers(os.getcwd(), {"disk_mb": 8})  # the kernel layers only: no audit hook installed
 def attempt(action):
     try:
         action()
     except OSError as exc:
         return errno.errorcode.get(exc.errno, str(exc.errno))
     return "allowed"
+"""
+"""What a probe program starts with: the confinement module (argv[1]) loaded, and ``attempt`` to name an errno."""
+
+_KERNEL_PROBE = (
+    _PROBE_START
+    + """
+layers = confine._linux_layers(os.getcwd(), {"disk_mb": 8})  # the kernel layers only: no audit hook installed
 def fork():
     if os.fork() == 0:
         os._exit(0)
@@ -419,6 +425,7 @@ print(json.dumps({
     "disk": attempt(lambda: open("big", "wb").write(b"x" * 16 * 1024 * 1024)),
 }))
 """
+)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kernel layers are Linux-only")
@@ -457,19 +464,10 @@ def test_kernel_layers_hold_even_without_the_audit_hook(tmp_path: Path):
         assert (probe["read_stdlib"], probe["read_etc"]) == ("allowed", "EACCES")
 
 
-_NOBODY_PROBE = """
-import errno, importlib.util, json, os, sys
-spec = importlib.util.spec_from_file_location("confine", sys.argv[1])
-confine = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(confine)
-import ctypes
+_NOBODY_PROBE = (
+    _PROBE_START
+    + """
 layers = confine._as_nobody(ctypes.CDLL(None, use_errno=True), os.getcwd(), 8)  # no Landlock, no seccomp
-def attempt(action):
-    try:
-        action()
-    except OSError as exc:
-        return errno.errorcode.get(exc.errno, str(exc.errno))
-    return "allowed"
 def home():
     global listing
     listing = sorted(os.listdir(os.path.expanduser("~root")))
@@ -488,6 +486,7 @@ print(json.dumps({
     "regain_root": attempt(lambda: os.setuid(0)),
 }))
 """
+)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0, reason="drops root's uid")
