@@ -29,7 +29,18 @@ C = TypeVar("C", bound=BaseModel)
 Messages = Sequence[BaseAgentEvent | BaseChatMessage]
 
 
-class MootCondition(TerminationCondition):
+class Composes:
+    """``|`` and ``&`` that refuse anything but a condition at once (AutoGen's accept anything and fail at the
+    first check of a run), and whose results compose the same way."""
+
+    def __or__(self, other: TerminationCondition) -> TerminationCondition:
+        return AnyOf(self, _operand(self, "|", other))
+
+    def __and__(self, other: TerminationCondition) -> TerminationCondition:
+        return AllOf(self, _operand(self, "&", other))
+
+
+class MootCondition(Composes, TerminationCondition):
     """A condition that inspects each new message once and may return a stop reason."""
 
     needs: ClassVar[str | None] = None
@@ -62,12 +73,6 @@ class MootCondition(TerminationCondition):
         self._terminated = False
         self.clear()
 
-    def __or__(self, other: TerminationCondition) -> TerminationCondition:
-        return AnyOf(self, _operand(self, "|", other))
-
-    def __and__(self, other: TerminationCondition) -> TerminationCondition:
-        return AllOf(self, _operand(self, "&", other))
-
     def configured(self, config: type[C], **values: Any) -> C:
         """``config`` built from the constructor's ``values``: a bad one is one ConfigError line naming this
         condition, the argument and what is valid, never pydantic's multi-line report."""
@@ -88,24 +93,12 @@ class MootCondition(TerminationCondition):
 # AutoGen's | and & of conditions, whose own | and & check their operand as moot's conditions do (so
 # ``(MaxRounds(3) | TokenBudget(9000)) | 5`` fails at once, not at the first check of a run). They dump exactly
 # as AutoGen's composites (same provider and label, and no docstring, which a dump would carry as description).
-class AnyOf(OrTerminationCondition):
+class AnyOf(Composes, OrTerminationCondition):
     component_label = "OrTerminationCondition"
 
-    def __or__(self, other: TerminationCondition) -> TerminationCondition:
-        return AnyOf(self, _operand(self, "|", other))
 
-    def __and__(self, other: TerminationCondition) -> TerminationCondition:
-        return AllOf(self, _operand(self, "&", other))
-
-
-class AllOf(AndTerminationCondition):
+class AllOf(Composes, AndTerminationCondition):
     component_label = "AndTerminationCondition"
-
-    def __or__(self, other: TerminationCondition) -> TerminationCondition:
-        return AnyOf(self, _operand(self, "|", other))
-
-    def __and__(self, other: TerminationCondition) -> TerminationCondition:
-        return AllOf(self, _operand(self, "&", other))
 
 
 def _operand(condition: TerminationCondition, operator: str, other: object) -> TerminationCondition:
