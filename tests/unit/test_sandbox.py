@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -15,6 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 import moot.sandbox._confine as confine_module
+import moot.sandbox._sandbox as sandbox_module
 from moot.errors import ConfigError
 from moot.sandbox import Outcome, SandboxLimits, SandboxStatus, label_for, run_tests
 from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, assemble
@@ -534,3 +537,37 @@ def test_a_machine_that_cannot_confine_the_code_is_refused_unless_accepted(monke
         "def f():\n    return 1\n", "assert f() == 1", limits=FAST.model_copy(update={"weak_isolation": True})
     )
     assert accepted.status is SandboxStatus.PASSED
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux permission bits")
+def test_what_nobody_can_reach_is_judged_from_every_directory_on_the_way():
+    """Without a mount namespace the switch to nobody happens only where every needed tree is open to others."""
+    base = Path(tempfile.mkdtemp(prefix="moot-reach-"))
+    try:
+        open_tree, closed = base / "open" / "lib", base / "closed"
+        open_tree.mkdir(parents=True)
+        (closed / "python").mkdir(parents=True)
+        for path, mode in ((base, 0o755), (base / "open", 0o755), (open_tree, 0o755), (closed, 0o700)):
+            path.chmod(mode)
+        (closed / "python").chmod(0o755)
+        assert confine_module._closed_ancestor(str(open_tree)) is None
+        assert confine_module._closed_ancestor(str(closed / "python")) == str(closed)
+        reach = confine_module._reachable_by_nobody
+        assert reach(None, [str(open_tree)], can_mount=False)
+        assert not reach(None, [str(open_tree), str(closed / "python")], can_mount=False)
+        assert not reach(None, [str(closed)], can_mount=True)  # closed itself: nothing to mount back
+    finally:
+        shutil.rmtree(base)
+
+
+def test_the_sandbox_root_is_enterable_and_each_work_directory_private(monkeypatch):
+    modes: dict[str, int] = {}
+    started = sandbox_module._Process.__init__
+
+    def recording(self, role, root, job, limits):
+        started(self, role, root, job, limits)
+        modes.update({"root": os.stat(root).st_mode & 0o777, role: os.stat(self.workdir).st_mode & 0o777})
+
+    monkeypatch.setattr(sandbox_module._Process, "__init__", recording)
+    assert run("def f():\n    return 1\n", "assert f() == 1").status is SandboxStatus.PASSED
+    assert modes == {"root": 0o711, "code": 0o700, "judge": 0o700}

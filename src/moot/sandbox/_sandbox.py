@@ -104,6 +104,9 @@ def run_tests(code: str, tests: Sequence[str], limits: SandboxLimits | None = No
     tests = validate_tests(tests)
     started = time.monotonic()
     root = tempfile.mkdtemp(prefix="moot-sandbox-")
+    # Enterable (not listable) by others, so a process that became ``nobody`` reaches its own work directory
+    # even where no mount namespace can cover this one; each work directory stays closed to everyone else.
+    os.chmod(root, 0o711)
     try:
         return _run(code, tests, limits, os.path.realpath(root), started)
     except OSError as exc:
@@ -174,7 +177,7 @@ class _Process:
 
     def __init__(self, role: str, root: str, job: dict[str, Any], limits: SandboxLimits) -> None:
         self.workdir = os.path.join(root, role)
-        os.mkdir(self.workdir)
+        os.mkdir(self.workdir, 0o700)
         main = {"judge": "_judge.py", "code": "_code_host.py"}[role]
         for target, source in {**_SHARED, f"_moot_{role}.py": main}.items():
             shutil.copyfile(_HERE / source, os.path.join(self.workdir, target))
