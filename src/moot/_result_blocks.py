@@ -17,6 +17,7 @@ from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, Structur
 from moot._blocks import Block, Fold, Heading, Note, Table, to_html
 from moot._describe import describe
 from moot.messages import RoundCompleted
+from moot.models import Meter
 from moot.roles import Position
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def reflection_blocks(result: ReflectionResult) -> list[Block]:
             _num(r.score),
             ", ".join(f"{c.verdict} ({c.score})" for c in r.critiques) or "-",
             "; ".join(r.issues) or "-",
-            str(sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values())),
+            str(sum(u.tokens for u in r.usage.values())),
         )
         for r in result.rounds
     )
@@ -172,17 +173,10 @@ def _num(value: float | None) -> str:
 
 def usage_table(usage: Usage) -> Table:
     """Tokens per agent, then the total."""
-    rows = tuple(
-        (agent, str(u.prompt_tokens), str(u.completion_tokens), str(u.prompt_tokens + u.completion_tokens))
-        for agent, u in usage.items()
-    )
-    total = (
-        "total",
-        str(sum(u.prompt_tokens for u in usage.values())),
-        str(sum(u.completion_tokens for u in usage.values())),
-        str(sum(u.prompt_tokens + u.completion_tokens for u in usage.values())),
-    )
-    return Table("tokens", ("agent", "prompt", "completion", "total"), (*rows, total))
+    rows = tuple((agent, str(u.prompt_tokens), str(u.completion_tokens), str(u.tokens)) for agent, u in usage.items())
+    total = sum(usage.values(), Meter())
+    totals = ("total", str(total.prompt_tokens), str(total.completion_tokens), str(total.tokens))
+    return Table("tokens", ("agent", "prompt", "completion", "total"), (*rows, totals))
 
 
 def transcript_rows(messages: Sequence[BaseAgentEvent | BaseChatMessage]) -> list[tuple[str, str, str]]:

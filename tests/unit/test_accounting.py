@@ -96,6 +96,12 @@ async def test_a_cache_hit_is_logical_but_not_billed_and_costs_nothing():
     assert meter.billed_tokens == critic.prompt_tokens + critic.completion_tokens
     assert meter.tokens == meter.billed_tokens + 10 + 2
     assert result.cost_usd == pytest.approx(meter.billed_tokens * 1000 / 1_000_000)
+    # Per agent, the same meter: the generator's draft came from the cache (free), the critic's call was billed.
+    generator = result.usage["generator"]
+    assert (generator.calls, generator.billed_calls, generator.cost) == (1, 0, 0.0)
+    assert (critic.calls, critic.billed_calls) == (1, 1)
+    assert critic.cost == pytest.approx(result.cost_usd)
+    assert sum(result.usage.values(), Meter()) == meter
 
 
 # ---------------------------------------------------------------- caps

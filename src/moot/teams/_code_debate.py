@@ -149,7 +149,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         message = await self._ask(expert, self.state.task or "", token)
         candidate = await self._candidate(expert.name, message, current.round, self.letters[expert.name])
         current.choices[expert.name] = CodeChoice(action="wrote", holds=candidate.id)
-        add_usage(current.usage, expert.name, message.models_usage)
+        add_usage(current.usage, expert.name, message)
         return message
 
     async def _decide(self, expert: RoleAgent, current: CodeRound, token: CancellationToken) -> list[Message]:
@@ -171,7 +171,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, CandidateChoice)):
             raise TypeError(f"expert {expert.name!r} must answer with a CandidateChoice, got {type(message).__name__}")
         self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
-        add_usage(current.usage, expert.name, message.models_usage)
+        add_usage(current.usage, expert.name, message)
         action, target = self._normalise(message.content, own)
         message.metadata = {**message.metadata, "moot_kind": "choice", "round": str(current.round), "action": action}
         batch: list[Message] = [message]
@@ -183,7 +183,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             fix = await self._ask(expert, shown_fix, token)
             letter = f"{self.letters[expert.name]}{current.round}"
             holds = (await self._candidate(expert.name, fix, current.round, letter, based_on=target.id)).id
-            add_usage(current.usage, expert.name, fix.models_usage)
+            add_usage(current.usage, expert.name, fix)
             batch.append(fix)
         current.choices[expert.name] = CodeChoice(action=action, holds=holds, reasoning=message.content.reasoning)
         return batch

@@ -81,7 +81,7 @@ def code_metrics(
         ),
         adopted_worse=adopted_worse,
         chosen_round=candidates[chosen].round if chosen in candidates else None,
-        tokens_per_round=[sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values()) for r in rounds],
+        tokens_per_round=[sum(u.tokens for u in r.usage.values()) for r in rounds],
         parse_failures=parse_failures,
     )
 

@@ -141,7 +141,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
             raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")
         current.positions[expert.name] = message.content
-        add_usage(current.usage, expert.name, message.models_usage)
+        add_usage(current.usage, expert.name, message)
         self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
         message.metadata = {**message.metadata, "moot_kind": "position", "round": str(current.round)}
         return message
@@ -244,7 +244,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         usage: dict[str, Any] = {}
         for message in messages:
             if message.metadata.get("moot_kind") == "verdict":
-                add_usage(usage, message.source, message.models_usage)
+                add_usage(usage, message.source, message)
         return usage
 
     # ------------------------------------------------------------------ state

@@ -42,7 +42,7 @@ def rounds_from(transcript: Sequence[Any]) -> list[DebateRound]:
             record.positions[message.source] = (
                 content if isinstance(content, Position) else Position.model_validate(content)
             )
-            add_usage(record.usage, message.source, message.models_usage)
+            add_usage(record.usage, message.source, message)
         rounds.append(record)
     return rounds
 
@@ -89,7 +89,7 @@ def debate_metrics(
         if decision is None or not first
         else decision in {normalise_answer(a) for a in first},
         final_majority=modal_answer(list(latest.values()))[0] if latest else None,
-        tokens_per_round=[sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values()) for r in rounds],
+        tokens_per_round=[sum(u.tokens for u in r.usage.values()) for r in rounds],
         agreement_per_round=[r.agreement for r in rounds if len(r.positions) == experts],
         first_round_majority=majority,
         final_matches_first_majority=matches,

@@ -302,7 +302,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         message = await self._ask(agent, prompt, token, asked)
         content = _content(agent.name, message, asked)
         value = content if type(content) is reported else reported.model_validate(content.model_dump())
-        add_usage(self.state.usage, agent.name, message.models_usage)
+        add_usage(self.state.usage, agent.name, message)
         self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
         out = StructuredMessage[reported](  # type: ignore[valid-type]
             content=value, source=message.source, models_usage=message.models_usage, metadata=dict(message.metadata)

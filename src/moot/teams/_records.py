@@ -16,8 +16,8 @@ from moot.errors import MalformedOutputError
 from moot.messages import TurnFailed
 from moot.models import Meter, meter_metadata, metered
 
-Usage = dict[str, RequestUsage]
-"""Token usage keyed by agent name."""
+Usage = dict[str, Meter]
+"""Each agent's calls and tokens, logical and billed, and their cost (``result.usage["critic"].prompt_tokens``)."""
 
 
 class MootResult(TaskResult):
@@ -64,25 +64,22 @@ def account(result: MootResult, transcript: Sequence[BaseAgentEvent | BaseChatMe
     """Complete a result's accounting from the whole transcript: failed turns' tokens, and the run's meter."""
     for message in transcript:
         if isinstance(message, TurnFailed):
-            add_usage(result.usage, message.source, message.models_usage)
+            add_usage(result.usage, message.source, message)
     result.tokens = sum((metered(m.models_usage, m.metadata) for m in transcript), Meter())
 
 
-def add_usage(usage: Usage, agent: str, extra: RequestUsage | None) -> None:
-    if extra is None:
-        return
-    old = usage.get(agent, RequestUsage(prompt_tokens=0, completion_tokens=0))
-    usage[agent] = RequestUsage(
-        prompt_tokens=old.prompt_tokens + extra.prompt_tokens,
-        completion_tokens=old.completion_tokens + extra.completion_tokens,
-    )
+def add_usage(usage: Usage, agent: str, message: BaseAgentEvent | BaseChatMessage) -> None:
+    """Count ``message``'s calls and tokens (logical and billed, and their cost) against ``agent``."""
+    if message.models_usage is not None:
+        usage[agent] = usage.get(agent, Meter()) + metered(message.models_usage, message.metadata)
 
 
 def total_usage(per_round: Iterable[Usage]) -> Usage:
+    """Each agent's meter summed over rounds."""
     total: Usage = {}
     for usage in per_round:
         for agent, used in usage.items():
-            add_usage(total, agent, used)
+            total[agent] = total.get(agent, Meter()) + used
     return total
 
 

@@ -164,7 +164,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         message = await self._ask(self.generator, prompt, token)
         draft = message.to_model_text()
         record = ReflectionRound(round=len(state.rounds) + 1, draft=draft)
-        add_usage(record.usage, self.generator.name, message.models_usage)
+        add_usage(record.usage, self.generator.name, message)
         state.rounds.append(record)
         state.next_critic = 0
         message.metadata = {**message.metadata, "moot_kind": DRAFT, "round": str(record.round)}
@@ -178,7 +178,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         message = await self._ask(critic, prompt, token)
         critique = _as_critique(critic.name, message)
         current.critiques.append(critique)
-        add_usage(current.usage, critic.name, message.models_usage)
+        add_usage(current.usage, critic.name, message)
         state.parse_failures += int(message.metadata.get("parse_failures", "0"))
         state.next_critic = index + 1 if index + 1 < len(self.critics) else -1
         return message
@@ -250,7 +250,7 @@ def _rounds_from(transcript: Sequence[Any]) -> list[ReflectionRound]:
                 record.critiques.append(message.content)
             else:
                 continue
-            add_usage(record.usage, message.source, message.models_usage)
+            add_usage(record.usage, message.source, message)
     return rounds
 
 
