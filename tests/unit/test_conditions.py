@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from autogen_agentchat.base import TerminatedException, TerminationCondition
+from autogen_agentchat.base import AndTerminationCondition, TerminatedException, TerminationCondition
 from autogen_agentchat.conditions import MaxMessageTermination
 from autogen_agentchat.messages import StopMessage, TextMessage
 from autogen_core.models import RequestUsage
@@ -216,11 +216,14 @@ def test_only_conditions_compose(other):
             condition & other
 
 
-def test_composed_conditions_still_compose_and_dump_as_autogens():
+def test_composed_conditions_round_trip_as_checked_composites():
     condition = (MaxRounds(3) | TokenBudget(9000)) & (Consensus() | MaxMessageTermination(9))
     dumped = condition.dump_component()
     assert reload(condition).dump_component() == dumped
-    assert dumped.provider == "autogen_agentchat.base.AndTerminationCondition"
+    assert (dumped.provider, dumped.label) == ("moot.conditions.AllOf", "AndTerminationCondition")
+    assert isinstance(type(condition).load_component(dumped), AndTerminationCondition)
+    with pytest.raises(TypeError, match="cannot combine a composed condition"):
+        reload(condition) | 5  # a loaded composite is checked too
 
 
 def reload(condition):

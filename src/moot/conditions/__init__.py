@@ -2,7 +2,7 @@
 
 from autogen_agentchat.base import TerminationCondition
 
-from moot.conditions._base import MootCondition
+from moot.conditions._base import AllOf, AnyOf, MootCondition
 from moot.conditions._bounds import RoundCap, bounded_stop
 from moot.conditions._budget import TokenBudget, WallClock
 from moot.conditions._consensus import Consensus
@@ -15,6 +15,8 @@ from moot.conditions._steps import MaxSteps
 
 __all__ = [
     "CONDITIONS",
+    "AllOf",
+    "AnyOf",
     "AtRoundEnd",
     "Consensus",
     "CostBudget",

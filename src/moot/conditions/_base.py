@@ -91,13 +91,16 @@ class MootCondition(Composes, TerminationCondition):
 
 
 # AutoGen's | and & of conditions, whose own | and & check their operand as moot's conditions do (so
-# ``(MaxRounds(3) | TokenBudget(9000)) | 5`` fails at once, not at the first check of a run). They dump exactly
-# as AutoGen's composites (same provider and label, and no docstring, which a dump would carry as description).
+# ``(MaxRounds(3) | TokenBudget(9000)) | 5`` fails at once, not at the first check of a run). They dump as
+# AutoGen's composites do (same config and label, no description) under their own provider, so a loaded
+# composite is checked too and ``type(c).load_component(c.dump_component())`` gives back the same type.
 class AnyOf(Composes, OrTerminationCondition):
+    component_provider_override = "moot.conditions.AnyOf"
     component_label = "OrTerminationCondition"
 
 
 class AllOf(Composes, AndTerminationCondition):
+    component_provider_override = "moot.conditions.AllOf"
     component_label = "AndTerminationCondition"
 
 
