@@ -518,6 +518,25 @@ def test_as_root_the_code_runs_as_nobody_and_reads_only_what_anyone_may(tmp_path
     assert (probe["imports"], probe["write_inside"], probe["regain_root"]) == ("allowed", "allowed", "EPERM")
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0, reason="drops root's uid")
+def test_root_that_may_not_change_its_uid_says_so_instead_of_crashing(tmp_path: Path):
+    """A trimmed container's root (no CAP_SETUID) keeps its uid: the layer is missing, and the floor refuses."""
+    program = (
+        _PROBE_START
+        + """
+def refused(*ids):
+    raise PermissionError(1, "Operation not permitted")
+os.setresuid = refused
+layers = confine._as_nobody(ctypes.CDLL(None, use_errno=True), os.getcwd(), 8)
+print(json.dumps({"layers": layers, "uid": os.getuid()}))
+"""
+    )
+    argv = [sys.executable, "-I", "-c", program, confine_module.__file__]
+    out = subprocess.run(argv, cwd=tmp_path, stdout=subprocess.PIPE, text=True, timeout=60, check=True).stdout
+    probe = json.loads(out)
+    assert confine_module.UNPRIVILEGED not in probe["layers"] and probe["uid"] == 0
+
+
 def test_as_root_code_that_would_keep_roots_uid_is_refused_unless_accepted(monkeypatch):
     """As root, the unprivileged uid is part of the floor: without it the sandbox refuses and says what to do."""
     monkeypatch.setattr("moot.sandbox._sandbox.os.geteuid", lambda: 0)

@@ -227,13 +227,16 @@ def _as_nobody(libc: ctypes.CDLL, workdir: str, disk_mb: int) -> list[str]:
         namespaces = libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0  # nothing propagates back
     if namespaces and _quota_workdir(libc, workdir, NOBODY, NOBODY, disk_mb):
         applied.append(f"disk-quota-{disk_mb}mb")
-    else:
-        os.chown(workdir, NOBODY, NOBODY)
-    if not _reachable_by_nobody(libc, [workdir, *readable_roots(workdir)[1:]], namespaces):
+    try:  # root without CAP_CHOWN, CAP_SETUID or CAP_SETGID (a trimmed container) keeps its uid: refused later
+        if f"disk-quota-{disk_mb}mb" not in applied:
+            os.chown(workdir, NOBODY, NOBODY)
+        if not _reachable_by_nobody(libc, [workdir, *readable_roots(workdir)[1:]], namespaces):
+            return applied
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)
+    except OSError:
         return applied
-    os.setgroups([])
-    os.setresgid(NOBODY, NOBODY, NOBODY)
-    os.setresuid(NOBODY, NOBODY, NOBODY)
     os.chdir(workdir)
     return [*applied, UNPRIVILEGED]
 
