@@ -527,7 +527,7 @@ def test_root_that_may_not_change_its_uid_says_so_instead_of_crashing(tmp_path: 
 def refused(*ids):
     raise PermissionError(1, "Operation not permitted")
 os.setresuid = refused
-layers = confine._as_nobody(ctypes.CDLL(None, use_errno=True), os.getcwd(), 8)
+layers = confine._linux_layers(os.getcwd(), {"disk_mb": 8})
 print(json.dumps({"layers": layers, "uid": os.getuid()}))
 """
     )
@@ -535,6 +535,8 @@ print(json.dumps({"layers": layers, "uid": os.getuid()}))
     out = subprocess.run(argv, cwd=tmp_path, stdout=subprocess.PIPE, text=True, timeout=60, check=True).stdout
     probe = json.loads(out)
     assert confine_module.UNPRIVILEGED not in probe["layers"] and probe["uid"] == 0
+    # It falls back to a user namespace (no capabilities outside it), each layer named once, one quota mounted.
+    assert "userns" in probe["layers"] and len(probe["layers"]) == len(set(probe["layers"]))
 
 
 def test_as_root_code_that_would_keep_roots_uid_is_refused_unless_accepted(monkeypatch):

@@ -171,8 +171,10 @@ def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
     uid, gid = os.getuid(), os.getgid()
     if os.geteuid() == 0:
         applied += _as_nobody(libc, workdir, disk_mb)
-    if UNPRIVILEGED not in applied:
-        applied += _in_user_namespace(libc, workdir, disk_mb, uid, gid, counts_tasks=not applied[:1])
+    if UNPRIVILEGED not in applied:  # root that kept its uid still sheds its capabilities in a user namespace
+        quota = any(layer.startswith("disk-quota") for layer in applied)
+        fallback = _in_user_namespace(libc, workdir, disk_mb, uid, gid, counts_tasks=not applied[:1], quota=not quota)
+        applied += [layer for layer in fallback if layer not in applied]
     # Die with the parent: a runner that crashes must not leave a sleeping candidate behind. (Set after the uid
     # changes: a change of credentials clears it.)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
@@ -186,7 +188,7 @@ def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
 
 
 def _in_user_namespace(
-    libc: ctypes.CDLL, workdir: str, disk_mb: int, uid: int, gid: int, counts_tasks: bool
+    libc: ctypes.CDLL, workdir: str, disk_mb: int, uid: int, gid: int, counts_tasks: bool, quota: bool = True
 ) -> list[str]:
     """Network, mount and user namespaces for a process that is not root (or root that could not drop its uid).
 
@@ -196,7 +198,7 @@ def _in_user_namespace(
     applied: list[str] = []
     if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0:
         applied += ["userns", "netns"]
-        if _map_self(libc, uid, gid) and _quota_workdir(libc, workdir, uid, gid, disk_mb):
+        if _map_self(libc, uid, gid) and quota and _quota_workdir(libc, workdir, uid, gid, disk_mb):
             applied.append(f"disk-quota-{disk_mb}mb")
         if counts_tasks and uid != 0:
             # Counted per user namespace once inside one, so only this process's own threads count against it
@@ -225,10 +227,11 @@ def _as_nobody(libc: ctypes.CDLL, workdir: str, disk_mb: int) -> list[str]:
     if namespaces:
         applied.append("netns")
         namespaces = libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0  # nothing propagates back
-    if namespaces and _quota_workdir(libc, workdir, NOBODY, NOBODY, disk_mb):
+    quota = namespaces and _quota_workdir(libc, workdir, NOBODY, NOBODY, disk_mb)
+    if quota:
         applied.append(f"disk-quota-{disk_mb}mb")
     try:  # root without CAP_CHOWN, CAP_SETUID or CAP_SETGID (a trimmed container) keeps its uid: refused later
-        if f"disk-quota-{disk_mb}mb" not in applied:
+        if not quota:
             os.chown(workdir, NOBODY, NOBODY)
         if not _reachable_by_nobody(libc, [workdir, *readable_roots(workdir)[1:]], namespaces):
             return applied
@@ -256,9 +259,9 @@ def _reachable_by_nobody(libc: ctypes.CDLL, roots: list[str], can_mount: bool) -
 
 
 def _open_to_others(path: str) -> bool:
-    mode = os.stat(path).st_mode
-    wanted = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
-    return mode & wanted == wanted or os.stat(path).st_uid == NOBODY
+    found = os.stat(path)
+    wanted = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(found.st_mode) else 0)
+    return found.st_mode & wanted == wanted or found.st_uid == NOBODY
 
 
 def _closed_ancestor(path: str) -> str | None:
