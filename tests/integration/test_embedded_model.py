@@ -136,7 +136,7 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
 
     from moot.arbiters import Verdict
     from moot.harness.arms._prompts import solver
-    from moot.roles import NUMBER, CandidateChoice, Opening, Plan, Rebuttal, StepResult
+    from moot.roles import NUMBER, CandidateChoice, Opening, Plan, Position, Rebuttal, StepResult
     from moot.roles._plan import plan_type, tool_call_type
     from moot.roles._position import with_options, with_pattern
 
@@ -149,6 +149,7 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
     return [
         ("critic", Critique, f"Task:\nWrite is_even(n: int) -> bool.\n\nDraft to review:\n{draft}"),
         ("architect", Opening, debate),
+        ("architect", Position, debate),  # an expert outside a debate, e.g. in a user's group chat
         ("ops", with_options(Opening, "answer", ("yes", "no")), debate),
         ("ops", with_pattern(Opening, "answer", NUMBER), "Task:\nWhat is 205 - 838 + 505?\n\nGive your position."),
         (

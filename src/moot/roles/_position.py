@@ -58,17 +58,22 @@ CLAIM_SEPARATOR = ": "
 
 
 class Position(BaseModel):
-    """Where one expert stands in one round: an opening, or a rebuttal with the claim it answered."""
+    """Where one expert stands in one round: an opening, or a rebuttal with the claim it answered.
+
+    It is also what an expert answers outside a debate (in a user's group chat), so every string is
+    bounded as in :class:`Rebuttal`: an unbounded field in the grammar lets a small model ramble in it
+    until ``max_tokens`` cuts the JSON.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     reasoning: str = Field(default="", max_length=400)
-    claim: str | None = None
+    claim: str | None = Field(default=None, max_length=260)
     """Later rounds: the other expert's claim answered, as ``expert: argument``."""
-    response: str | None = None
+    response: str | None = Field(default=None, max_length=300)
     """Later rounds: why that claim holds or fails."""
     answer: str = Field(min_length=1, max_length=300)
-    because: str | None = None
+    because: str | None = Field(default=None, max_length=200)
     """Later rounds: the argument that changed the answer, or why the expert keeps it."""
     key_arguments: list[Argument] = Field(min_length=1, max_length=3)
     confidence: float = Field(ge=0.0, le=1.0)
