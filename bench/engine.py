@@ -32,11 +32,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from moot import ModelSpec, RoleAgent, role
 from moot.arbiters import Verdict
 from moot.models._embedded_client import grammar_schema
 from moot.models._engine_settings import EngineSettings
 from moot.models._local import model_path, shared_engine, states_dir
+from moot.models._state_cache import common_prefix
 from moot.roles import Critique, Position
 from moot.roles._position import with_options
 from moot.scenario import load_scenario
@@ -141,23 +144,36 @@ async def cache_share() -> dict[str, Any]:
     engine = shared_engine(model_path(), EngineSettings.from_env())
     result = {}
     for name in FULL_ROUNDS:
+        on_disk: list[list[int]] = []
         for start in ("cold disk", "warm disk"):
-            result[f"{name}, {start}"] = await _cache_share_run(engine, name, forget_disk=start == "cold disk")
+            if start == "cold disk":
+                on_disk = []
+            result[f"{name}, {start}"] = await _cache_share_run(engine, name, on_disk)
     return result
 
 
-async def _cache_share_run(engine: Any, name: str, forget_disk: bool) -> dict[str, Any]:
+async def _cache_share_run(engine: Any, name: str, on_disk: list[list[int]]) -> dict[str, Any]:
+    """One run's cache counters, beside the share any cache could have served (``on_disk``: the system
+    prompts kept on disk by earlier runs; empty means the disk is cleared first; this run's are added)."""
     team = full_rounds_team(name)
     team.record = False
     engine.reset_stats()
-    engine.forget_states(disk=forget_disk)
-    await team.run(task=load_scenario(name).task)
+    engine.forget_states(disk=not on_disk)
+    calls = _recorded_calls(engine)
+    try:
+        await team.run(task=load_scenario(name).task)
+    finally:
+        del engine.create_chat_completion  # the class's method again
     stats = engine.stats
+    attainable = attainable_cached(engine, calls, on_disk)
     return {
         "calls": stats.calls,
         "prompt_tokens": stats.prompt_tokens,
         "cached_prompt_tokens": stats.cached_prompt_tokens,
         "share": stats.cached_share,
+        "attainable_share": attainable / stats.prompt_tokens if stats.prompt_tokens else 0.0,
+        "guessed_tokens": stats.guessed_tokens,
+        "kept_guesses": stats.kept_guesses,
         "restores": stats.restores,
         "disk_restores": stats.disk_restores,
         "restore_s": stats.seconds_restoring,
@@ -165,6 +181,42 @@ async def _cache_share_run(engine: Any, name: str, forget_disk: bool) -> dict[st
         "state_cache_mib": engine.state_cache_bytes / 2**20,
         "per_call": list(stats.per_call),
     }
+
+
+def _recorded_calls(engine: Any) -> list[tuple[list[dict[str, Any]], str]]:
+    """Record each call's messages and reply on ``engine`` (an instance attribute shadowing the method)."""
+    calls: list[tuple[list[dict[str, Any]], str]] = []
+    method = type(engine).create_chat_completion
+
+    def recording(messages: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+        reply = method(engine, messages, **options)
+        calls.append((messages, reply["choices"][0]["message"]["content"]))
+        return reply
+
+    engine.create_chat_completion = recording
+    return calls
+
+
+def attainable_cached(engine: Any, calls: list[tuple[list[dict[str, Any]], str]], on_disk: list[list[int]]) -> int:
+    """Prompt tokens a cache keeping every earlier call's state (prompt plus reply) forever could have served.
+
+    This bounds what any state cache can do with the prompts as laid out: the rest of each prompt is text no
+    earlier call evaluated (a persona, another expert's reply, the arbiter's instructions), so only a different
+    prompt layout could serve more. Replies are re-tokenized from their text, which is how they were decoded
+    up to the rare token boundary that tokenizes differently. The disk's system-prompt states count as kept.
+    """
+    kept: list[np.ndarray] = [np.asarray(t, dtype=np.int32) for t in on_disk]
+    served = 0
+    for messages, reply in calls:
+        prompt = np.asarray(engine.prompt_tokens(messages), dtype=np.int32)
+        best = max((common_prefix(state, prompt) for state in kept), default=0)
+        served += min(best, len(prompt) - 1)  # the last prompt token is always evaluated, for its logits
+        system = engine.system_prompt_length(messages, prompt.tolist())
+        if system:
+            on_disk.append(prompt[:system].tolist())
+            kept.append(prompt[:system])
+        kept.append(np.concatenate([prompt, np.asarray(engine.tokenize(reply.encode("utf-8")), dtype=np.int32)]))
+    return served
 
 
 # -------------------------------------------------------- end to end, memory
@@ -280,6 +332,7 @@ def _summarise(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "model_calls": [s["model_calls"] for s in samples],
         "turns": [s["turns"] for s in samples],
         "completion_tokens": [s["completion_tokens"] for s in samples],
+        "wall_s_per_token": statistics.median(s["wall_s"] / max(1, s["completion_tokens"]) for s in samples),
         "stop": samples[-1]["stop"],
     }
 
@@ -288,6 +341,11 @@ async def measure() -> dict[str, Any]:
     data: dict[str, Any] = {"decoding": decoding(), "cache_share": await cache_share(), "end_to_end": end_to_end()}
     e2e = {k: v for k, v in data["end_to_end"].items() if k != "release_error"}
     data["wall_ratio"] = {n: e2e[n]["new"]["wall_s"] / e2e[n]["legacy"]["wall_s"] for n in e2e}
+    # The two settings decode different replies (llama.cpp's grammar is another sampler, so a greedy reply
+    # drifts), and their lengths differ: the ratio per completion token compares the same unit of work.
+    data["wall_per_token_ratio"] = {
+        n: e2e[n]["new"]["wall_s_per_token"] / e2e[n]["legacy"]["wall_s_per_token"] for n in e2e
+    }
     baseline = f"release {BASELINE_REF}"
     data["wall_ratio_to_release"] = {
         n: e2e[n]["new"]["wall_s"] / e2e[n][baseline]["wall_s"] for n in e2e if baseline in e2e[n]

@@ -136,24 +136,33 @@ def engine_md(d: dict[str, Any]) -> list[str]:
         "",
     ]
     lines += [
-        "| run | calls | prompt tokens | from cache | share | restores (from disk) | restore + save s | states held |",
-        "|---|---|---|---|---|---|---|---|",
+        "| run | calls | prompt tokens | from cache | share | attainable | restores (from disk) | restore + save s "
+        "| states held | guessed tokens kept |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, c in d["cache_share"].items():
         lines.append(
             f"| {name} | {c['calls']} | {c['prompt_tokens']} | {c['cached_prompt_tokens']} | "
-            f"**{100 * c['share']:.0f}%** | {c['restores']} ({c.get('disk_restores', 0)}) | "
-            f"{c['restore_s'] + c['save_s']:.2f} | "
-            f"{c['state_cache_mib']:.0f} MiB |"
+            f"**{100 * c['share']:.0f}%** | {100 * c['attainable_share']:.0f}% | "
+            f"{c['restores']} ({c.get('disk_restores', 0)}) | {c['restore_s'] + c['save_s']:.2f} | "
+            f"{c['state_cache_mib']:.0f} MiB | {c['kept_guesses']} of {c['guessed_tokens']} |"
         )
+    lines += [
+        "",
+        "*Attainable*: the share a cache keeping the state of every earlier call (prompt and reply) forever "
+        "could serve, with the prompts as laid out; the rest is text no earlier call evaluated (personas, other "
+        "experts' replies, the arbiter's instructions). *Guessed tokens kept*: lookahead guesses (grammar-forced "
+        "or copied from the prompt) the sampler confirmed, each a decode step saved.",
+    ]
     lines += [
         "",
         "**End to end** (`moot run`, fresh process each, run to full rounds; median wall s of the repetitions):",
         "",
     ]
     lines += [
-        "| scenario | settings | wall s (each run) | model calls | peak RSS MiB | stop |",
-        "|---|---|---|---|---|---|",
+        "| scenario | settings | wall s (each run) | model calls | completion tokens | ms per completion token "
+        "| peak RSS MiB | stop |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, by in d["end_to_end"].items():
         if name == "release_error":
@@ -161,14 +170,17 @@ def engine_md(d: dict[str, Any]) -> list[str]:
         for variant, v in by.items():
             runs = ", ".join(f"{w:.0f}" for w in v["wall_s_all"])
             lines.append(
-                f"| {name} | {variant} | {v['wall_s']:.1f} ({runs}) | {v['model_calls']} | {v['peak_rss_mib']:.0f} | "
+                f"| {name} | {variant} | {v['wall_s']:.1f} ({runs}) | {v['model_calls']} | {v['completion_tokens']} | "
+                f"{1000 * v['wall_s_per_token']:.0f} | {v['peak_rss_mib']:.0f} | "
                 f"{v['stop'].removeprefix('stop reason: ')} |"
             )
     ratios = ", ".join(f"{n} **{r:.2f}x**" for n, r in d["wall_ratio"].items())
+    per_token = ", ".join(f"{n} **{r:.2f}x**" for n, r in d["wall_per_token_ratio"].items())
     release = ", ".join(f"{n} **{r:.2f}x**" for n, r in d.get("wall_ratio_to_release", {}).items())
     lines += [
         "",
-        f"Wall time new / legacy settings: {ratios}. New / the release before the engine: "
+        f"Wall time new / legacy settings: {ratios}; per completion token (the settings decode different "
+        f"replies, of different lengths): {per_token}. New / the release before the engine: "
         f"{release or 'not run (' + d['end_to_end'].get('release_error', 'no git history')[:160] + ')'}. "
         f"Peak RSS, state cache on minus off (debate): **{d['rss_cache_on_minus_off_mib']:+.0f} MiB**.",
     ]

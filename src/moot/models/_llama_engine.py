@@ -114,10 +114,9 @@ class EmbeddedEngine:
         """An OpenAI-shaped chat completion (what AutoGen's llama.cpp client reads), plus cached-token usage."""
         if stream:
             raise ValueError("the embedded engine answers in one piece; stream=True is not supported")
-        formatted = self._formatter(messages=messages)
-        prompt = self._llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
+        prompt = self.prompt_tokens(messages)
         schema = (response_format or {}).get("schema")
-        system = self._system_length(messages, prompt)
+        system = self.system_prompt_length(messages, prompt) if self._disk is not None else 0
         with self._lock, self._machine or contextlib.nullcontext():
             started = time.perf_counter()
             self._restore_best(prompt)
@@ -136,6 +135,18 @@ class EmbeddedEngine:
             text = self._llm.detokenize(generation.tokens).decode("utf-8", errors="ignore")
         generation.reused_prompt_tokens -= evaluated  # evaluated here, before generate saw them as kept
         return self._chat_response(text, generation, len(prompt), seconds)
+
+    def prompt_tokens(self, messages: list[dict[str, Any]]) -> list[int]:
+        """The tokens the model's chat template renders ``messages`` to: what a call evaluates."""
+        formatted = self._formatter(messages=messages)
+        return self._llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
+
+    def system_prompt_length(self, messages: list[dict[str, Any]], prompt: list[int]) -> int:
+        """How many of ``prompt``'s tokens render its leading system message (0 without one)."""
+        if not messages or messages[0].get("role") != "system":
+            return 0
+        alone = np.asarray(self.prompt_tokens(messages[:1]), dtype=np.int32)
+        return common_prefix(alone, np.asarray(prompt, dtype=np.int32))
 
     def tokenize(self, data: bytes) -> list[int]:
         with self._lock:
@@ -272,14 +283,6 @@ class EmbeddedEngine:
         buffer = (ctypes.c_uint8 * size)()
         written = native.llama_state_seq_get_data(ctx, buffer, size, _SEQUENCE)
         return ctypes.string_at(buffer, written)
-
-    def _system_length(self, messages: list[dict[str, Any]], prompt: list[int]) -> int:
-        """How many of ``prompt``'s tokens render its leading system message (0 without one)."""
-        if self._disk is None or not messages or messages[0].get("role") != "system":
-            return 0
-        alone = self._formatter(messages=messages[:1])
-        tokens = self._llm.tokenize(alone.prompt.encode("utf-8"), add_bos=not alone.added_special, special=True)
-        return common_prefix(np.asarray(tokens, dtype=np.int32), np.asarray(prompt, dtype=np.int32))
 
     # ---------------------------------------------------------------- helpers
     def _chat_formatter(self) -> Jinja2ChatFormatter:
