@@ -50,7 +50,7 @@ def reflection_blocks(result: ReflectionResult) -> list[Block]:
             _num(r.score),
             ", ".join(f"{c.verdict} ({c.score})" for c in r.critiques) or "-",
             "; ".join(r.issues) or "-",
-            str(sum(u.tokens for u in r.usage.values())),
+            str(sum(r.usage.values(), Meter()).tokens),
         )
         for r in result.rounds
     )

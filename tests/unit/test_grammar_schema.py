@@ -77,3 +77,23 @@ def test_numbers_get_a_finite_number_of_digits_in_the_grammar():
     assert (bounded["count"]["minimum"], bounded["count"]["maximum"]) == (-NUMBER_LIMIT, NUMBER_LIMIT)
     assert "multipleOf" not in bounded["count"]  # an integer has no decimals to bound
     assert bounded["ratio"]["exclusiveMinimum"] == 0 and bounded["ratio"]["maximum"] == NUMBER_LIMIT
+
+
+def test_the_grammar_keeps_the_field_order_on_both_engines():
+    """llama.cpp's grammar writes required fields first: Position would be decoded answer first, reasoning last."""
+    from llama_cpp import LlamaGrammar
+
+    from moot.arbiters import Verdict
+    from moot.roles import Position
+
+    for output in (Position, Verdict):
+        schema = grammar_schema(output, lambda candidate: True)
+        fields = list(output.model_json_schema()["properties"])
+        assert schema["required"] == fields
+        root = next(
+            line
+            for line in LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)._grammar.splitlines()
+            if line.startswith("root ::=")
+        )
+        kv = [f"{field.replace('_', '-')}-kv" for field in fields]
+        assert [root.index(rule) for rule in kv] == sorted(root.index(rule) for rule in kv), root

@@ -54,17 +54,25 @@ def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]],
 
 
 def _clamped(node: Any) -> Any:
-    """``node`` with every string's ``maxLength`` capped and every number given a finite number of digits.
+    """``node`` with every string's ``maxLength`` capped, every number given a finite number of digits and
+    every field of every object required.
 
     A JSON number is otherwise unbounded in a grammar: a small model asked for a confidence in [0, 1] was seen
     writing ``0.8934567893456789...`` until ``max_tokens`` cut the reply. So numbers get a range (when they
-    have none) and at most :data:`NUMBER_DECIMALS` decimals; the reply is still validated against the schema.
+    have none) and at most :data:`NUMBER_DECIMALS` decimals.
+
+    Fields are required so the reply is written in the schema's order, reasoning before verdict (verdict-first
+    schemas made the small critic accept every wrong answer): llama.cpp's grammar puts required fields before
+    optional ones, so an expert's ``Position`` came out answer first, reasoning last. A field with a default is
+    then written explicitly (``"claim": null``). The reply is still validated against the schema itself.
     """
     if isinstance(node, dict):
         bounded = {
             key: min(value, GRAMMAR_MAX_LENGTH) if key == "maxLength" and isinstance(value, int) else _clamped(value)
             for key, value in node.items()
         }
+        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+            bounded["required"] = list(node["properties"])
         if node.get("type") in ("number", "integer"):
             bounded.setdefault("minimum", -NUMBER_LIMIT)
             bounded.setdefault("maximum", NUMBER_LIMIT)

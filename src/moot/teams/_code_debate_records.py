@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from moot._blocks import Block
 from moot._result_blocks import code_debate_blocks
 from moot.arbiters import Candidate, ProgramRuling
+from moot.models import Meter
 from moot.teams._records import MootResult, Usage
 
 __all__ = ["CodeChoice", "CodeDebateMetrics", "CodeDebateResult", "CodeDebateState", "CodeRound", "code_metrics"]
@@ -81,7 +82,7 @@ def code_metrics(
         ),
         adopted_worse=adopted_worse,
         chosen_round=candidates[chosen].round if chosen in candidates else None,
-        tokens_per_round=[sum(u.tokens for u in r.usage.values()) for r in rounds],
+        tokens_per_round=[sum(r.usage.values(), Meter()).tokens for r in rounds],
         parse_failures=parse_failures,
     )
 

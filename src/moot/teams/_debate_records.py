@@ -11,6 +11,7 @@ from moot._blocks import Block
 from moot._result_blocks import debate_blocks
 from moot._transcript_rounds import messages_by_round
 from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
+from moot.models import Meter
 from moot.roles import Position
 from moot.teams._records import MootResult, Usage, add_usage
 
@@ -89,7 +90,7 @@ def debate_metrics(
         if decision is None or not first
         else decision in {normalise_answer(a) for a in first},
         final_majority=modal_answer(list(latest.values()))[0] if latest else None,
-        tokens_per_round=[sum(u.tokens for u in r.usage.values()) for r in rounds],
+        tokens_per_round=[sum(r.usage.values(), Meter()).tokens for r in rounds],
         agreement_per_round=[r.agreement for r in rounds if len(r.positions) == experts],
         first_round_majority=majority,
         final_matches_first_majority=matches,
