@@ -97,3 +97,20 @@ def test_the_grammar_keeps_the_field_order_on_both_engines():
         )
         kv = [f"{field.replace('_', '-')}-kv" for field in fields]
         assert [root.index(rule) for rule in kv] == sorted(root.index(rule) for rule in kv), root
+
+
+def test_a_simpler_grammar_still_bounds_numbers_and_keeps_the_field_order():
+    """The fallbacks drop string bounds only: a grammar llama.cpp accepts must not let numbers or order loose."""
+    from moot.roles import Position
+
+    tried = []
+
+    def compiles(candidate: dict) -> bool:
+        tried.append(candidate)
+        return "maxLength" not in json.dumps(candidate)
+
+    schema = grammar_schema(Position, compiles)
+    assert len(tried) == 3 and schema is tried[-1]
+    confidence = schema["properties"]["confidence"]
+    assert (confidence["minimum"], confidence["maximum"], confidence["multipleOf"]) == (0.0, 1.0, 10**-NUMBER_DECIMALS)
+    assert schema["required"] == list(Position.model_json_schema()["properties"])

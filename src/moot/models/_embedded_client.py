@@ -39,7 +39,12 @@ def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]],
     then bounds (lengths and patterns) inside arrays dropped, then all string bounds dropped.
     """
     schema = output.model_json_schema()
-    candidates = (_clamped(schema), _without_bounds(schema, arrays_only=True), _without_bounds(schema))
+    # Every candidate is clamped: a simpler grammar still bounds its numbers and keeps the field order.
+    candidates = (
+        _clamped(schema),
+        _clamped(_without_bounds(schema, arrays_only=True)),
+        _clamped(_without_bounds(schema)),
+    )
     for number, candidate in enumerate(candidates):
         if compiles(candidate):
             if number:
