@@ -11,8 +11,11 @@ from pydantic import BaseModel, Field
 
 pytest.importorskip("llama_cpp")
 
+from llama_cpp import LlamaGrammar
+
+from moot.arbiters import Verdict
 from moot.models._embedded_client import GRAMMAR_MAX_LENGTH, NUMBER_DECIMALS, NUMBER_LIMIT, grammar_schema
-from moot.roles import Opening
+from moot.roles import Opening, Position
 from moot.roles._position import STATEMENT
 
 
@@ -81,11 +84,6 @@ def test_numbers_get_a_finite_number_of_digits_in_the_grammar():
 
 def test_the_grammar_keeps_the_field_order_on_both_engines():
     """llama.cpp's grammar writes required fields first: Position would be decoded answer first, reasoning last."""
-    from llama_cpp import LlamaGrammar
-
-    from moot.arbiters import Verdict
-    from moot.roles import Position
-
     for output in (Position, Verdict):
         schema = grammar_schema(output, lambda candidate: True)
         fields = list(output.model_json_schema()["properties"])
@@ -101,8 +99,6 @@ def test_the_grammar_keeps_the_field_order_on_both_engines():
 
 def test_a_simpler_grammar_still_bounds_numbers_and_keeps_the_field_order():
     """The fallbacks drop string bounds only: a grammar llama.cpp accepts must not let numbers or order loose."""
-    from moot.roles import Position
-
     tried = []
 
     def compiles(candidate: dict) -> bool:
