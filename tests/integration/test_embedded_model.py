@@ -193,12 +193,7 @@ def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
     engine = shared_engine(model_path())
     assert engine.settings.grammar == "llguidance"
     for name, output, request in builtin_schemas():
-        agent = RoleAgent(role(name), ModelSpec.parse("local"))
-        persona = f"\n\n{agent.role.persona}" if agent.role.persona else ""
-        messages = [
-            {"role": "system", "content": agent.system_message(output).content},
-            {"role": "user", "content": request + persona},
-        ]
+        messages = RoleAgent(role(name), ModelSpec.parse("local")).chat_messages(request, output)
         schema = grammar_schema(output, engine.grammar_compiles)
         assert schema == _clamped(output.model_json_schema()), f"{output.__name__}: the grammar dropped bounds"
         reply = engine.create_chat_completion(
@@ -207,6 +202,22 @@ def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
         choice = reply["choices"][0]
         assert choice["finish_reason"] == "stop", (output.__name__, choice["message"]["content"][-300:])
         assert isinstance(parse_structured(output, choice["message"]["content"]), output), output.__name__
+        assert _one_line_json(choice["message"]["content"]), (output.__name__, choice["message"]["content"])
+
+
+def _one_line_json(text: str) -> bool:
+    """Whether the only whitespace outside strings is one space after each ',' and ':' (no token spent on layout)."""
+    in_string = escaped = False
+    previous = ""
+    for char in text:
+        if in_string:
+            in_string, escaped = (escaped or char != '"'), (not escaped and char == "\\")
+        elif char == '"':
+            in_string = True
+        elif char.isspace() and (char != " " or previous not in (",", ":")):
+            return False
+        previous = char
+    return not in_string
 
 
 def test_llama_cpp_grammars_are_compiled_before_sampling_so_none_crashes():
@@ -230,6 +241,26 @@ def test_llama_cpp_grammars_are_compiled_before_sampling_so_none_crashes():
     simplified = grammar_schema(Rambling, engine.grammar_compiles)  # refused as is: simplified, not a crash
     assert engine.grammar_compiles(simplified)
     assert not engine.grammar_compiles(Rambling.model_json_schema())
+
+
+def test_a_reply_sent_back_as_the_assistant_turn_is_read_from_its_kept_state():
+    """A revision continues the exchange that asked for the draft: every token of the draft's call is reused,
+    even where the model decoded text as tokens the tokenizer would merge differently."""
+    from moot.models._local import model_path, shared_engine
+
+    engine = shared_engine(model_path())
+    asked = [
+        {"role": "system", "content": "You write Python. Answer with one code block."},
+        {"role": "user", "content": "Write a function that returns the largest of three integers, with a docstring."},
+    ]
+    first = engine.create_chat_completion(asked, max_tokens=96, temperature=0.7, seed=3)
+    draft = first["choices"][0]["message"]["content"]
+    engine.create_chat_completion([asked[0], {"role": "user", "content": "Say hi."}], max_tokens=4, temperature=0.0)
+    revise = [*asked, {"role": "assistant", "content": draft}, {"role": "user", "content": "Add type hints."}]
+    usage = engine.create_chat_completion(revise, max_tokens=4, temperature=0.0)["usage"]
+    kept = first["usage"]["prompt_tokens"] + first["usage"]["completion_tokens"]
+    assert usage["prompt_tokens_details"]["cached_tokens"] >= kept - 1, (usage, kept)
+    assert engine.prompt_tokens(revise)[:kept] == engine.prompt_tokens(asked) + engine.reply_tokens(draft)
 
 
 def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_context(monkeypatch):

@@ -50,6 +50,8 @@ __all__ = ["CONTEXT_TOKENS", "EmbeddedEngine", "EngineStats"]
 
 CONTEXT_TOKENS = 8192
 _SEQUENCE = 0
+_SPOKEN_REPLIES = 64
+"""Recent replies whose decoded tokens are kept (a few KiB each) for prompts that send them back."""
 
 
 @dataclass
@@ -97,6 +99,7 @@ class EmbeddedEngine:
         self._states = PrefixStateCache(settings.state_cache_bytes) if settings.state_cache_bytes else None
         self._disk = DiskStates(states_path, settings.disk_state_bytes) if settings.disk_state_bytes else None
         self._formatter = self._chat_formatter()
+        self._spoken: dict[str, list[int]] = {}
         self._guided: GuidedJson | None = None
         self.stats = EngineStats()
 
@@ -133,13 +136,38 @@ class EmbeddedEngine:
             seconds = time.perf_counter() - started
             self._remember()
             text = self._llm.detokenize(generation.tokens).decode("utf-8", errors="ignore")
+            self._keep_spoken(text, generation.tokens)
         generation.reused_prompt_tokens -= evaluated  # evaluated here, before generate saw them as kept
         return self._chat_response(text, generation, len(prompt), seconds)
 
     def prompt_tokens(self, messages: list[dict[str, Any]]) -> list[int]:
-        """The tokens the model's chat template renders ``messages`` to: what a call evaluates."""
+        """The tokens the model's chat template renders ``messages`` to: what a call evaluates.
+
+        An assistant message holding one of this engine's recent replies is given the tokens that reply was
+        decoded as, not its text tokenized again: a model writes some text as tokens the tokenizer would
+        merge differently (a revision's prompt matched its draft's kept state for 433 of 590 tokens), and
+        only the decoded tokens continue the state kept after that reply.
+        """
         formatted = self._formatter(messages=messages)
-        return self._llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True)
+        text, bos = formatted.prompt, not formatted.added_special
+        tokens: list[int] = []
+        done = 0  # characters of ``text`` already in ``tokens``
+        for index, message in enumerate(messages):
+            content = message.get("content")
+            spoken = self._spoken.get(content) if message.get("role") == "assistant" and content else None
+            if spoken is None:
+                continue
+            head = self._formatter(messages=messages[:index]).prompt  # ends where the reply was decoded
+            if len(head) < done or not text.startswith(head + content):
+                continue
+            tokens += self._llm.tokenize(text[done : len(head)].encode("utf-8"), add_bos=bos and not done, special=True)
+            tokens += spoken
+            done = len(head) + len(content)
+        return tokens + self._llm.tokenize(text[done:].encode("utf-8"), add_bos=bos and not done, special=True)
+
+    def reply_tokens(self, text: str) -> list[int]:
+        """The tokens a recent reply was decoded as (``text`` tokenized if it is not one)."""
+        return list(self._spoken.get(text) or self._llm.tokenize(text.encode("utf-8"), add_bos=False))
 
     def system_prompt_length(self, messages: list[dict[str, Any]], prompt: list[int]) -> int:
         """How many of ``prompt``'s tokens render its leading system message (0 without one)."""
@@ -268,6 +296,13 @@ class EmbeddedEngine:
         self.stats.restores += 1
         self.stats.seconds_restoring += time.perf_counter() - started
         return True
+
+    def _keep_spoken(self, text: str, tokens: list[int]) -> None:
+        """Remember how ``text`` was decoded, for a later prompt that sends it back (the oldest forgotten)."""
+        self._spoken.pop(text, None)
+        self._spoken[text] = list(tokens)
+        while len(self._spoken) > _SPOKEN_REPLIES:
+            del self._spoken[next(iter(self._spoken))]
 
     def _remember(self) -> None:
         """Keep the live state (prompt plus reply) for a later call that starts the same way."""
