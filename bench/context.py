@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from autogen_core.models import UserMessage
+from autogen_agentchat.messages import TextMessage
 
 from moot import ModelSpec, Position, RoleAgent, role
 from moot.arbiters import MajorityVote
@@ -45,12 +45,8 @@ async def naive_per_round(rounds: int) -> list[int]:
         tokens, said = 0, []
         for expert in experts:
             history = "\n\n".join(transcript) or "(first round: answer independently)"
-            prompt = [
-                expert.system_message(schema),
-                UserMessage(
-                    content=f"Task:\n{TASK}\n\nDebate so far:\n{history}\n\n{expert.role.persona}", source="user"
-                ),
-            ]
+            request = TextMessage(content=f"Task:\n{TASK}\n\nDebate so far:\n{history}", source="user")
+            prompt = expert.prompt([request], schema)
             result = await expert.model_client.create(prompt, json_output=schema)
             tokens += result.usage.prompt_tokens
             said.append(f"{expert.name} (round {number}): {result.content}")

@@ -65,6 +65,8 @@ PEAK_RSS = (
     "sys.exit(code)\n"
 )
 FULL_ROUNDS = {"architecture_review": 2, "code_review": 3}
+SEEDS = (1, 2, 3)
+"""One end-to-end repetition per seed, every variant on the same seeds."""
 DRAFT = "def slugify(title):\n    return title.lower().replace(' ', '-')\n"
 DECODING_PROMPTS = [
     ("critic", Critique, f"Task:\nWrite slugify(title: str) -> str.\n\nDraft to review:\n{DRAFT}"),
@@ -93,11 +95,7 @@ def decoding(repetitions: int = 3) -> dict[str, Any]:
         engine = shared_engine(model_path(), replace(EngineSettings.from_env(), grammar=grammar, lookahead=False))
         rows = []
         for name, output, request in DECODING_PROMPTS:
-            agent = RoleAgent(role(name), ModelSpec.parse("local"))
-            messages = [
-                {"role": "system", "content": agent.system_message(output).content},
-                {"role": "user", "content": request + (f"\n\n{agent.role.persona}" if agent.role.persona else "")},
-            ]
+            messages = RoleAgent(role(name), ModelSpec.parse("local")).chat_messages(request, output)
             schema = grammar_schema(output, engine.grammar_compiles)
             rows.append(_decode_pair(engine, messages, schema, repetitions) | {"prompt": name})
         constrained = sum(r["constrained_tokens"] for r in rows) / sum(r["constrained_s"] for r in rows)
@@ -200,8 +198,8 @@ def attainable_cached(engine: Any, calls: list[tuple[list[dict[str, Any]], str]]
 
     This bounds what any state cache can do with the prompts as laid out: the rest of each prompt is text no
     earlier call evaluated (a persona, another expert's reply, the arbiter's instructions), so only a different
-    prompt layout could serve more. Replies are re-tokenized from their text, which is how they were decoded
-    up to the rare token boundary that tokenizes differently. The disk's system-prompt states count as kept.
+    prompt layout could serve more. Replies count as the tokens they were decoded as, which is how the engine
+    sends them back. The disk's system-prompt states count as kept.
     """
     kept: list[np.ndarray] = [np.asarray(t, dtype=np.int32) for t in on_disk]
     served = 0
@@ -213,7 +211,7 @@ def attainable_cached(engine: Any, calls: list[tuple[list[dict[str, Any]], str]]
         if system:
             on_disk.append(prompt[:system].tolist())
             kept.append(prompt[:system])
-        kept.append(np.concatenate([prompt, np.asarray(engine.tokenize(reply.encode("utf-8")), dtype=np.int32)]))
+        kept.append(np.concatenate([prompt, np.asarray(engine.reply_tokens(reply), dtype=np.int32)]))
     return served
 
 
@@ -263,12 +261,17 @@ def release_checkout(ref: str, scratch: Path) -> Iterator[Path | None]:
             subprocess.run([*git, "remove", "--force", str(target)], capture_output=True)
 
 
-def end_to_end(repetitions: int = 2) -> dict[str, Any]:
-    """`moot run` wall time and peak RSS per scenario and variant, fresh processes, interleaved."""
+def end_to_end(seeds: tuple[int, ...] = SEEDS) -> dict[str, Any]:
+    """`moot run` wall time and peak RSS per scenario and variant, fresh processes, interleaved.
+
+    Roles sample (temperature 0.2), and the variants draw different replies (lookahead verifies guesses in
+    batches, whose logits differ from one-token steps by rounding; llama.cpp's grammar is another sampler),
+    so one seed compares one draw of reply lengths. Each repetition runs every variant with its own seed.
+    """
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {n: {} for n in FULL_ROUNDS}
     release_error = ""
     with tempfile.TemporaryDirectory() as scratch, release_checkout(BASELINE_REF, Path(scratch)) as release:
-        for _ in range(repetitions):
+        for seed in seeds:
             for name in FULL_ROUNDS:
                 script = full_rounds_script(Path(scratch), name)
                 for variant, settings in VARIANTS.items():
@@ -276,11 +279,11 @@ def end_to_end(repetitions: int = 2) -> dict[str, Any]:
                         continue
                     if variant == "new, cold disk":
                         shutil.rmtree(states_dir(model_path()), ignore_errors=True)
-                    sample = _moot_run(script, settings.to_env(), Path(scratch))
+                    sample = _moot_run(script, settings.to_env(), Path(scratch), seed)
                     runs[name].setdefault(variant, []).append(sample)
                 if release is not None:
                     try:
-                        sample = _moot_run(script, {}, Path(scratch), checkout=release)
+                        sample = _moot_run(script, {}, Path(scratch), seed, checkout=release)
                     except RuntimeError as exc:  # e.g. a release without a fix this machine needs
                         release_error, release = str(exc), None
                     else:
@@ -291,8 +294,11 @@ def end_to_end(repetitions: int = 2) -> dict[str, Any]:
     return summary
 
 
-def _moot_run(script: Path, env: dict[str, str], scratch: Path, checkout: Path | None = None) -> dict[str, Any]:
-    """One `moot run` in a fresh process (of ``checkout``'s moot if given): wall s, peak RSS, calls from its trace."""
+def _moot_run(
+    script: Path, env: dict[str, str], scratch: Path, seed: int, checkout: Path | None = None
+) -> dict[str, Any]:
+    """One `moot run` with every role on ``local?seed=N``, in a fresh process (of ``checkout``'s moot if given):
+    wall s, peak RSS, calls from its trace."""
     store = Path(tempfile.mkdtemp(dir=scratch))
     settings = {k: v for k, v in os.environ.items() if not k.startswith("MOOT_LOCAL_")}
     full_env = {**settings, **env, "MOOT_STORE": str(store / "runs.sqlite3"), "MOOT_TRACES": str(store / "traces")}
@@ -300,7 +306,7 @@ def _moot_run(script: Path, env: dict[str, str], scratch: Path, checkout: Path |
         full_env["PYTHONPATH"] = str(checkout / "src")
     with (store / "out.txt").open("w") as out_file, (store / "err.txt").open("w") as err_file:
         start = time.perf_counter()
-        moot_run = [sys.executable, "-m", "moot", "run", str(script)]
+        moot_run = [sys.executable, "-m", "moot", "run", str(script), "--model", f"local?seed={seed}"]
         command = [sys.executable, "-c", PEAK_RSS, str(store / "rss"), *moot_run]
         code = subprocess.call(command, env=full_env, stdout=out_file, stderr=err_file, cwd=checkout or ROOT)
         wall = time.perf_counter() - start
@@ -324,23 +330,24 @@ def _moot_run(script: Path, env: dict[str, str], scratch: Path, checkout: Path |
 
 def _summarise(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return {
-        "wall_s": statistics.median(s["wall_s"] for s in samples),
+        "wall_s": statistics.mean(s["wall_s"] for s in samples),
         "wall_s_all": [s["wall_s"] for s in samples],
         "peak_rss_mib": max(s["peak_rss_mib"] for s in samples),
         "model_calls": [s["model_calls"] for s in samples],
         "turns": [s["turns"] for s in samples],
         "completion_tokens": [s["completion_tokens"] for s in samples],
-        "wall_s_per_token": statistics.median(s["wall_s"] / max(1, s["completion_tokens"]) for s in samples),
+        "wall_s_per_token": sum(s["wall_s"] for s in samples) / max(1, sum(s["completion_tokens"] for s in samples)),
         "stop": samples[-1]["stop"],
     }
 
 
 async def measure() -> dict[str, Any]:
     data: dict[str, Any] = {"decoding": decoding(), "cache_share": await cache_share(), "end_to_end": end_to_end()}
+    data["seeds"] = list(SEEDS)
     e2e = {k: v for k, v in data["end_to_end"].items() if k != "release_error"}
     data["wall_ratio"] = {n: e2e[n]["new"]["wall_s"] / e2e[n]["legacy"]["wall_s"] for n in e2e}
-    # The two settings decode different replies (llama.cpp's grammar is another sampler, so a greedy reply
-    # drifts), and their lengths differ: the ratio per completion token compares the same unit of work.
+    # Wall ratios compare means over the same seeds. The settings draw different replies, of different
+    # lengths (see end_to_end): the ratio per completion token compares the same unit of work.
     data["wall_per_token_ratio"] = {
         n: e2e[n]["new"]["wall_s_per_token"] / e2e[n]["legacy"]["wall_s_per_token"] for n in e2e
     }

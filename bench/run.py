@@ -156,7 +156,9 @@ def engine_md(d: dict[str, Any]) -> list[str]:
     ]
     lines += [
         "",
-        "**End to end** (`moot run`, fresh process each, run to full rounds; median wall s of the repetitions):",
+        "**End to end** (`moot run --model local?seed=N`, fresh process each, run to full rounds, one run per "
+        f"seed N = {', '.join(map(str, d.get('seeds', [])))} for every variant; roles sample at temperature 0.2, "
+        "so each seed is another draw of the replies; mean wall s over the seeds):",
         "",
     ]
     lines += [
@@ -179,8 +181,8 @@ def engine_md(d: dict[str, Any]) -> list[str]:
     release = ", ".join(f"{n} **{r:.2f}x**" for n, r in d.get("wall_ratio_to_release", {}).items())
     lines += [
         "",
-        f"Wall time new / legacy settings: {ratios}; per completion token (the settings decode different "
-        f"replies, of different lengths): {per_token}. New / the release before the engine: "
+        f"Wall time new / legacy settings (means over the same seeds): {ratios}; per completion token (the "
+        f"settings draw different replies, of different lengths): {per_token}. New / the release before the engine: "
         f"{release or 'not run (' + d['end_to_end'].get('release_error', 'no git history')[:160] + ')'}. "
         f"Peak RSS, state cache on minus off (debate): **{d['rss_cache_on_minus_off_mib']:+.0f} MiB**.",
     ]

@@ -79,6 +79,22 @@ async def test_rebuttal_requests_are_the_same_for_every_expert_up_to_its_name():
         assert requests[name].endswith(role(name).persona)
 
 
+async def test_each_expert_turn_shares_the_system_message_and_task_whatever_schema_it_asks_for():
+    """The schema closes the request (before the persona), so a rebuttal reuses the opening's prefix."""
+    script = {name: [make_position("keep", arg(name, 1)), make_rebuttal("keep", arg(name, 2))] for name in EXPERTS}
+    model = ScriptedModel({**script, "arbiter": [make_verdict("keep")]})
+    with model:
+        await make_debate(model, MaxRounds(2)).run(task=TASK)
+    systems = {call.messages[0].content for name in EXPERTS for call in model.calls(name)}
+    assert systems == {role("ops").system_prompt}
+    for name in EXPERTS:
+        opening, rebuttal = (str(call.messages[1].content) for call in model.calls(name))
+        assert opening.startswith(f"Task:\n{TASK}\n\n") and rebuttal.startswith(f"Task:\n{TASK}\n\n")
+        for request, fields in ((opening, '"reasoning": '), (rebuttal, '"claim": ')):
+            hint = request.index("Reply with one JSON object and nothing else")
+            assert fields in request[hint:] and hint < request.index(role(name).persona)
+
+
 # ------------------------------------------------------------ bounded context
 async def test_prompt_size_does_not_grow_with_the_transcript():
     stances = {"architect": "split", "ops": "keep", "business": "defer"}  # they never agree

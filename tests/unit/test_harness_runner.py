@@ -280,7 +280,7 @@ def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path,
 
     def reply(agent, messages):
         text = messages[-1].content
-        if "Your latest draft" in text:  # a revise turn: the visible test failed
+        if "Revise the draft" in text:  # a revise turn: the visible test failed
             return "```python\ndef double(x):\n    return 2 * x\n```"
         return next(drafts, "```python\ndef double(x):\n    return x ** 2\n```")
 
@@ -364,10 +364,10 @@ def test_a_closed_answer_set_constrains_every_arm_and_scores_the_option_named(tm
     constrained: list[bool] = []
 
     def reply(agent, messages):
-        system, request = str(messages[0].content), str(messages[-1].content)
+        request = str(messages[-1].content)
         if agent == "critic":
             return critique(90)
-        constrained.append('"answer": "Yes" | "No"' in system and "Answer with exactly one of: Yes, No." in request)
+        constrained.append('"answer": "Yes" | "No"' in request and "Answer with exactly one of: Yes, No." in request)
         number = int(request.split("Is ")[1].split(" ")[0])
         answer = "Yes" if number % 2 == 0 else "No"
         if "Answer one claim of another expert" in request:

@@ -85,7 +85,9 @@ async def test_a_rejection_at_final_is_shown_to_the_next_round_and_the_team_work
     ]
     revise = prompts(model, "generator")[1]
     assert revise.startswith("A human reviewer rejected the previous result and said:\nhandle floats too\n")
-    assert "Your latest draft:\ndraft one" in revise
+    # The revision continues the exchange that asked for the draft: the draft is the generator's own reply.
+    history = model.calls("generator")[1].messages[1:-1]
+    assert [(type(m).__name__, m.content) for m in history][1] == ("AssistantMessage", "draft one")
     assert prompts(model, "critic")[1].startswith("A human reviewer rejected")  # the critic checks it too
     assert "human reviewer" not in prompts(model, "critic")[0]
 

@@ -92,7 +92,11 @@ async def test_prompts_stay_bounded_as_rounds_grow(critique, reflection):
     with model:
         await reflection(model, MaxRounds(4)).run(task=TASK)
     gen, critic = model.calls("generator"), model.calls("critic")
-    assert all(len(call.messages) == 2 for call in gen + critic)  # system + this turn, no history
+    # The critic sees this turn alone; a revision continues the exchange that asked for the draft, with only
+    # the latest draft as the generator's own reply.
+    assert all(len(call.messages) == 2 for call in [gen[0], *critic])
+    assert all([type(m).__name__ for m in call.messages[1:]] == ["UserMessage", "AssistantMessage", "UserMessage"]
+               for call in gen[1:])  # fmt: skip
     round4 = gen[3].prompt_text
     assert "CHARLIE" in round4 and "issue3" in round4
     for old in ("ALPHA", "BRAVO", "issue1", "issue2"):

@@ -128,12 +128,35 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
             return (TextMessage,)
         return (StructuredMessage[self.role.output_type],)  # type: ignore[name-defined]
 
-    def system_message(self, output: type[BaseModel] | None = None) -> SystemMessage:
-        prompt = self.role.system_prompt
-        output = output or self.role.output_type
-        if output is not None:
-            prompt += "\n\n" + schema_hint(output)
-        return SystemMessage(content=prompt)
+    def system_message(self) -> SystemMessage:
+        """The role's prompt alone: the same on every turn, whatever schema the turn asks for, so the model
+        keeps its state (and the state kept on disk serves every later run of the role)."""
+        return SystemMessage(content=self.role.system_prompt)
+
+    def prompt(
+        self, messages: Sequence[BaseChatMessage], output: type[BaseModel] | None = None, closing: str = ""
+    ) -> list[LLMMessage]:
+        """What the model is sent for ``messages``: the system message, then the request.
+
+        The agent's own earlier replies in ``messages`` are its assistant turns, so a model that kept the
+        state of the call that wrote them reads them without evaluating them again. The last request ends
+        with the reply's schema (``output``, else the role's), then ``closing`` (the lines that name this
+        agent), then the persona: all come after the material, so every turn of a role (and every expert of
+        a round) shares the longest prefix.
+        """
+        converted = [self._model_message(m) for m in messages]
+        last = converted[-1] if converted else None
+        if isinstance(last, UserMessage) and isinstance(last.content, str):
+            output = output or self.role.output_type
+            tail = [schema_hint(output) if output is not None else "", closing, self.role.persona]
+            converted[-1] = last.model_copy(update={"content": "\n\n".join([last.content, *filter(None, tail)])})
+        return [self.system_message(), *converted]
+
+    def chat_messages(self, request: str, output: type[BaseModel] | None = None) -> list[dict[str, str]]:
+        """A one-message ``request`` as the chat messages an OpenAI-style or llama.cpp engine takes."""
+        kinds = {SystemMessage: "system", UserMessage: "user", AssistantMessage: "assistant"}
+        prompt = self.prompt([TextMessage(content=request, source="user")], output)
+        return [{"role": kinds[type(m)], "content": str(m.content)} for m in prompt]
 
     async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken) -> Response:
         return await self.respond(messages, cancellation_token)
@@ -143,8 +166,10 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         messages: Sequence[BaseChatMessage],
         cancellation_token: CancellationToken,
         output_type: type[BaseModel] | None = None,
+        closing: str = "",
     ) -> Response:
-        """Answer ``messages``; ``output_type`` overrides the role's schema for this turn only.
+        """Answer ``messages``; ``output_type`` overrides the role's schema for this turn only; ``closing``
+        ends the request after the schema (see :meth:`prompt`).
 
         Teams use the override when a turn needs a stricter schema than the
         role's default (a debate's later rounds require a rebuttal). The reply
@@ -155,7 +180,7 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         metadata the calls, billed tokens and cost.
         """
         output = output_type or self.role.output_type
-        prompt: list[LLMMessage] = [self.system_message(output), *self._with_persona(messages)]
+        prompt = self.prompt(messages, output, closing)
         meter = Meter()
         if output is None:
             result = await self._call(prompt, None, cancellation_token, meter)
@@ -169,13 +194,10 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
             )
         return await self._structured(prompt, output, cancellation_token, meter)
 
-    def _with_persona(self, messages: Sequence[BaseChatMessage]) -> list[LLMMessage]:
-        """The request as model messages, the persona closing the last one (see Role for why it goes last)."""
-        converted = [m.to_model_message() for m in messages]
-        last = converted[-1] if converted else None
-        if self.role.persona and isinstance(last, UserMessage) and isinstance(last.content, str):
-            converted[-1] = last.model_copy(update={"content": f"{last.content}\n\n{self.role.persona}"})
-        return converted
+    def _model_message(self, message: BaseChatMessage) -> LLMMessage:
+        if message.source == self.name:
+            return AssistantMessage(content=message.to_model_text(), source=self.name)
+        return message.to_model_message()
 
     async def _call(
         self, prompt: list[LLMMessage], output: type[BaseModel] | None, token: CancellationToken, meter: Meter

@@ -23,6 +23,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
+from moot.roles._prompts import LISTED_FIELDS
+
 __all__ = ["NUMBER", "Opening", "Position", "Rebuttal", "claims_of", "with_options", "with_pattern"]
 
 Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
@@ -117,17 +119,22 @@ class Rebuttal(BaseModel):
 
 
 @cache
-def with_options(base: type[BaseModel], field: str, options: tuple[str, ...]) -> type[BaseModel]:
+def with_options(base: type[BaseModel], field: str, options: tuple[str, ...], listed: bool = False) -> type[BaseModel]:
     """``base`` with ``field`` restricted to ``options``.
 
     On the embedded model the schema becomes a grammar, so the answer is
     forced to be one of the options instead of a paraphrase that would never
     compare equal (and a claim is forced to be one that was made).
+    ``listed``: the request lists the options, and they differ per agent (the
+    claims an expert may answer); the schema hint then points to the request
+    instead of repeating them, so it reads the same for every agent.
     """
     if not options:
         return base
     choice = Literal.__getitem__(options)  # type: ignore[attr-defined]
     model: type[BaseModel] = create_model(base.__name__, __base__=base, **{field: (choice, ...)})  # type: ignore[call-overload]
+    if listed:
+        setattr(model, LISTED_FIELDS, frozenset({field, *getattr(base, LISTED_FIELDS, ())}))
     return model
 
 

@@ -34,19 +34,22 @@ def render_prompt(template: str, **variables: Any) -> str:
 
 
 _LONG_ENUM = 40
+LISTED_FIELDS = "moot_listed_fields"
+"""Class attribute of a schema: the fields whose choices the request lists (see ``with_options``)."""
 
 
 @cache
 def schema_hint(output_type: type[BaseModel]) -> str:
     """A compact description of the JSON reply the model must give, field by field, in order."""
     schema = output_type.model_json_schema()
+    listed = getattr(output_type, LISTED_FIELDS, frozenset())
     lines = []
     for name, prop in schema.get("properties", {}).items():
         kind = prop.get("type") or "/".join(str(v) for v in prop.get("enum", [])) or "object"
         choices = prop.get("enum", [prop["const"]] if "const" in prop else [])
-        if any(len(str(v)) > _LONG_ENUM for v in choices):
-            # Long choices (quoted claims) are listed in the request; repeating them here would make
-            # the system prompt differ per expert and lose the shared prompt state.
+        if choices and (name in listed or any(len(str(v)) > _LONG_ENUM for v in choices)):
+            # Choices the request lists (quoted claims, long options): repeating them here would make the
+            # hint differ per expert and lose the prompt state the experts share.
             kind = "string, copied from the request"
         elif "enum" in prop:
             kind = " | ".join(json.dumps(v) for v in prop["enum"])

@@ -8,7 +8,9 @@ or :func:`expert`.
 Roles of one kind share their system prompt and differ only in ``persona``
 (the debate experts), which goes at the *end* of each request instead of the
 start: a prompt is then the same for every expert up to the persona, and the
-embedded model evaluates that shared text once for all of them.
+embedded model evaluates that shared text once for all of them. The reply's
+schema closes the request too, just before the persona, so the system prompt
+is the same on every turn of a role (see ``RoleAgent.prompt``).
 """
 
 from __future__ import annotations

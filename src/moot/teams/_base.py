@@ -116,15 +116,24 @@ class MootTeam(Team):
         prompt: str,
         token: CancellationToken,
         output_type: type[BaseModel] | None = None,
+        history: Sequence[BaseChatMessage] = (),
+        closing: str = "",
     ) -> BaseChatMessage:
-        """One agent turn, traced as a ``turn`` span (the parent of its model calls)."""
+        """One agent turn, traced as a ``turn`` span (the parent of its model calls).
+
+        ``history`` is the exchange the request continues (an earlier request and the agent's reply to it);
+        ``closing`` the request's last lines, those that differ per agent (a RoleAgent puts them after the
+        reply's schema, so the text before them is shared).
+        """
         step_id = f"{self.run_id}:{len(self.transcript)}"
         with traced("turn", agent.name, step_id=step_id) as span:
-            messages = [TextMessage(content=with_human_note(prompt, self.transcript), source="user")]
-            if output_type is not None and isinstance(agent, RoleAgent):
-                response = await agent.respond(messages, token, output_type)
+            text = with_human_note(prompt, self.transcript)
+            if isinstance(agent, RoleAgent):
+                messages = [*history, TextMessage(content=text, source="user")]
+                response = await agent.respond(messages, token, output_type, closing)
             else:
-                response = await agent.on_messages(messages, token)
+                request = "\n\n".join(filter(None, [text, closing]))
+                response = await agent.on_messages([*history, TextMessage(content=request, source="user")], token)
             message = response.chat_message
             if span is not None and message.models_usage is not None:
                 span.prompt_tokens = message.models_usage.prompt_tokens

@@ -127,17 +127,19 @@ class Debate(MootTeam, Component[DebateConfig]):
 
     async def _position(self, expert: RoleAgent, current: DebateRound, token: CancellationToken) -> Message:
         previous = self.state.rounds[-2] if current.round > 1 else None
+        closing = ""
         if previous is None:
             prompt = render_prompt("turns/debate_open", task=self.state.task, options=self.options)
             schema: type[BaseModel] = self._answering(Opening, "answer")
         else:
             # Every expert gets the same text up to its own name, so the model evaluates it once for all.
             shown = [(e.name, previous.positions[e.name]) for e in self.experts if e.name in previous.positions]
-            prompt = render_prompt(
-                "turns/debate_rebut", task=self.state.task, positions=shown, own=expert.name, options=self.options
+            prompt = render_prompt("turns/debate_rebut", task=self.state.task, positions=shown, options=self.options)
+            closing = render_prompt("turns/debate_own", own=expert.name)
+            schema = with_options(
+                self._answering(Rebuttal, "answer"), "claim", claims_of(shown, expert.name), listed=True
             )
-            schema = with_options(self._answering(Rebuttal, "answer"), "claim", claims_of(shown, expert.name))
-        message = await self._ask(expert, prompt, token, schema)
+        message = await self._ask(expert, prompt, token, schema, closing=closing)
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
             raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")
         current.positions[expert.name] = message.content

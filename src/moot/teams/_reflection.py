@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
-from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
@@ -151,17 +151,19 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
     async def _generate(self, token: CancellationToken) -> Message:
         state = self.state
         previous = state.rounds[-1] if state.rounds else None
+        request = render_prompt("turns/generate", task=state.task)
         if previous is None:
-            prompt = render_prompt("turns/generate", task=state.task)
+            message = await self._ask(self.generator, request, token)
         else:
-            prompt = render_prompt(
-                "turns/revise",
-                task=state.task,
-                draft=previous.draft,
-                score=previous.score,
-                issues=previous.issues,
-            )
-        message = await self._ask(self.generator, prompt, token)
+            # The revision continues the exchange that asked for the draft, with the draft as the generator's
+            # own reply: a model that kept the state of that call reads the draft without evaluating it again.
+            # Only the latest draft is shown, so the context stays bounded however many rounds run.
+            history = [
+                TextMessage(content=request, source="user"),
+                TextMessage(content=previous.draft, source=self.generator.name),
+            ]
+            prompt = render_prompt("turns/revise", score=previous.score, issues=previous.issues)
+            message = await self._ask(self.generator, prompt, token, history=history)
         draft = message.to_model_text()
         record = ReflectionRound(round=len(state.rounds) + 1, draft=draft)
         add_usage(record.usage, self.generator.name, message)
