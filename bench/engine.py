@@ -311,7 +311,7 @@ def _moot_run(
         code = subprocess.call(command, env=full_env, stdout=out_file, stderr=err_file, cwd=checkout or ROOT)
         wall = time.perf_counter() - start
     out, err = (store / "out.txt").read_text(), (store / "err.txt").read_text()
-    if code != 0:
+    if code not in (0, 3):  # 3: the run ended partial (a reply that never parsed, a fallback ruling): reported
         raise RuntimeError(f"moot run {script.name} failed (exit {code}): {err[-800:]}")
     events = [
         json.loads(line) for trace in (store / "traces").glob("*.jsonl") for line in trace.read_text().splitlines()
@@ -325,6 +325,7 @@ def _moot_run(
         "turns": len(turns),
         "completion_tokens": sum(e.get("completion_tokens") or 0 for e in calls),
         "stop": next((line for line in out.splitlines() if line.startswith("stop reason:")), ""),
+        "partial": code == 3,
     }
 
 
@@ -337,7 +338,7 @@ def _summarise(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "turns": [s["turns"] for s in samples],
         "completion_tokens": [s["completion_tokens"] for s in samples],
         "wall_s_per_token": sum(s["wall_s"] for s in samples) / max(1, sum(s["completion_tokens"] for s in samples)),
-        "stop": samples[-1]["stop"],
+        "stop": " / ".join(dict.fromkeys(s["stop"] + (" (partial)" if s["partial"] else "") for s in samples)),
     }
 
 
