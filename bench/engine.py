@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from moot import ModelSpec, RoleAgent, role
+from moot._exit_codes import FINISHED, PARTIAL
 from moot.arbiters import Verdict
 from moot.models._embedded_client import grammar_schema
 from moot.models._engine_settings import EngineSettings
@@ -311,7 +312,7 @@ def _moot_run(
         code = subprocess.call(command, env=full_env, stdout=out_file, stderr=err_file, cwd=checkout or ROOT)
         wall = time.perf_counter() - start
     out, err = (store / "out.txt").read_text(), (store / "err.txt").read_text()
-    if code not in (0, 3):  # 3: the run ended partial (a reply that never parsed, a fallback ruling): reported
+    if code not in (FINISHED, PARTIAL):  # partial: a reply that never parsed, a fallback ruling; reported
         raise RuntimeError(f"moot run {script.name} failed (exit {code}): {err[-800:]}")
     events = [
         json.loads(line) for trace in (store / "traces").glob("*.jsonl") for line in trace.read_text().splitlines()
@@ -325,7 +326,7 @@ def _moot_run(
         "turns": len(turns),
         "completion_tokens": sum(e.get("completion_tokens") or 0 for e in calls),
         "stop": next((line for line in out.splitlines() if line.startswith("stop reason:")), ""),
-        "partial": code == 3,
+        "partial": code == PARTIAL,
     }
 
 
