@@ -337,7 +337,9 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
         likely = np.union1d(np.argsort(a)[-20:], np.argsort(b)[-20:])
         return float(np.max(np.abs(a[likely] - b[likely])))
 
-    rounding = 0.1
+    # Rounding measured: up to 0.13 on a 2-core AMD EPYC (a prompt's last token evaluated alone against
+    # within the prompt's batch); the two prompts that differ by one line below are 2.0 apart.
+    rounding = 0.25
     pairs = [*zip(warm_logprobs, cold_logprobs, strict=True), *zip(disk_logprobs, cold_logprobs, strict=True)]
     for index, (w, c) in enumerate(pairs):
         assert distance(w, c) < rounding, (index, distance(w, c))
@@ -345,4 +347,4 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
         if top_two[1] - top_two[0] > 2 * rounding:  # not a near tie: greedy decoding picks the same token
             assert int(np.argmax(w)) == int(np.argmax(c)), index
     # The check can fail: two prompts that differ by one line are told apart by far more than rounding.
-    assert distance(cold_logprobs[0], cold_logprobs[2]) > 10 * rounding
+    assert distance(cold_logprobs[0], cold_logprobs[2]) > 5 * rounding
