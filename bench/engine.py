@@ -54,9 +54,11 @@ VARIANTS = {
     "new, cold disk": EngineSettings(),
     "legacy": EngineSettings.legacy(),
     "new, no state cache": EngineSettings(state_cache_bytes=0, disk_state_bytes=0),
+    "new, no lookahead": EngineSettings(lookahead=False),
 }
 """``new`` runs as a user's second run does (system-prompt states on disk from earlier runs); ``new, cold
-disk`` as the first run on a machine (the disk states deleted just before)."""
+disk`` as the first run on a machine (the disk states deleted just before); ``new, no lookahead`` decodes
+one token per step, to show what forced batches and guesses save on this machine."""
 # Runs the command given after the output path and writes the peak RSS of that child alone: a child
 # forked from the benchmark's own large process would report the parent's pages as its peak.
 PEAK_RSS = (
@@ -169,6 +171,7 @@ async def _cache_share_run(engine: Any, name: str, on_disk: list[list[int]]) -> 
         "cached_prompt_tokens": stats.cached_prompt_tokens,
         "share": stats.cached_share,
         "attainable_share": attainable / stats.prompt_tokens if stats.prompt_tokens else 0.0,
+        "forced_tokens": stats.forced_tokens,
         "guessed_tokens": stats.guessed_tokens,
         "kept_guesses": stats.kept_guesses,
         "restores": stats.restores,

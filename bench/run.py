@@ -137,22 +137,24 @@ def engine_md(d: dict[str, Any]) -> list[str]:
     ]
     lines += [
         "| run | calls | prompt tokens | from cache | share | attainable | restores (from disk) | restore + save s "
-        "| states held | guessed tokens kept |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| states held | forced tokens | guessed tokens kept |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, c in d["cache_share"].items():
         lines.append(
             f"| {name} | {c['calls']} | {c['prompt_tokens']} | {c['cached_prompt_tokens']} | "
             f"**{100 * c['share']:.0f}%** | {100 * c['attainable_share']:.0f}% | "
             f"{c['restores']} ({c.get('disk_restores', 0)}) | {c['restore_s'] + c['save_s']:.2f} | "
-            f"{c['state_cache_mib']:.0f} MiB | {c['kept_guesses']} of {c['guessed_tokens']} |"
+            f"{c['state_cache_mib']:.0f} MiB | {c.get('forced_tokens', '')} | {c['kept_guesses']} of "
+            f"{c['guessed_tokens']} |"
         )
     lines += [
         "",
         "*Attainable*: the share a cache keeping the state of every earlier call (prompt and reply) forever "
         "could serve, with the prompts as laid out; the rest is text no earlier call evaluated (personas, other "
-        "experts' replies, the arbiter's instructions). *Guessed tokens kept*: lookahead guesses (grammar-forced "
-        "or copied from the prompt) the sampler confirmed, each a decode step saved.",
+        "experts' replies, the arbiter's instructions). *Forced tokens*: tokens the grammar forced, taken in batches "
+        "without a step each. *Guessed tokens kept*: tokens guessed from the prompt that the sampler confirmed, "
+        "each a decode step saved; guesses are made only where this machine's measured batch costs make them pay.",
     ]
     lines += [
         "",

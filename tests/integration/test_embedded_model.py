@@ -205,6 +205,30 @@ def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
         assert _one_line_json(choice["message"]["content"]), (output.__name__, choice["message"]["content"])
 
 
+def test_forced_tokens_are_taken_in_batches_and_the_reply_still_parses():
+    """JSON keys and separators the grammar forces are evaluated in batches, not a step each, and what the
+    sampler then draws still follows the grammar: every forced token was fed to it."""
+    from moot.models._embedded_client import grammar_schema
+    from moot.models._local import model_path, shared_engine
+    from moot.roles._agent import parse_structured
+
+    engine = shared_engine(model_path())
+    assert engine.settings.lookahead
+    for name, output, request in builtin_schemas()[:3]:
+        messages = RoleAgent(role(name), ModelSpec.parse("local")).chat_messages(request, output)
+        schema = grammar_schema(output, engine.grammar_compiles)
+        engine.reset_stats()
+        reply = engine.create_chat_completion(
+            messages, max_tokens=512, temperature=0.7, seed=5, response_format={"type": "json_object", "schema": schema}
+        )
+        text = reply["choices"][0]["message"]["content"]
+        assert isinstance(parse_structured(output, text), output), (output.__name__, text)
+        stats = engine.stats
+        keys = len(output.model_fields)
+        assert stats.forced_tokens >= keys, (output.__name__, stats)  # at least one token of each key
+        assert stats.forced_tokens + stats.kept_guesses < stats.completion_tokens
+
+
 def _one_line_json(text: str) -> bool:
     """Whether the only whitespace outside strings is one space after each ',' and ':' (no token spent on layout)."""
     in_string = escaped = False

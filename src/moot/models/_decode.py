@@ -1,19 +1,22 @@
-"""The decode loop: one token per step, or several when a cheap guess of the next tokens is right.
+"""The decode loop: one token per step, or several when the next tokens are known or cheaply guessed.
 
 Replies often copy their input: a revision repeats most of its draft, a
 rebuttal quotes the positions it answers, and JSON keys are forced by the
-schema. Each step guesses the next tokens (the grammar's forced tokens, else
-the continuation of the latest n-gram seen earlier in the prompt or reply),
-evaluates the step's token and the guesses in one batch, and keeps the
-guesses the sampler itself picks, in order. On CPU a batch of nine tokens
-costs about twice a single one, so the guess length adapts to how often
-guesses were kept. Sampling is unchanged: every kept token is the one the
-sampler drew at its position, from the same distribution and random stream.
+schema. Tokens the grammar forces are taken without asking the sampler and
+evaluated in one batch that computes logits for its last position only (the
+forced text is the same; only how it is split into tokens is the grammar's
+canonical one). Other guesses (the continuation of the latest n-gram seen
+earlier in the prompt or reply) are evaluated with the step's token in one
+batch and kept while the sampler itself picks them, in order; they are made
+only where they pay on this machine (:mod:`moot.models._lookahead`). Every
+token kept that way is the one the sampler drew at its position, from the
+same distribution and random stream.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,11 +25,10 @@ from llama_cpp import Llama, LlamaGrammar, LogitsProcessorList
 from llama_cpp import llama_cpp as native
 
 from moot.models._guided import JsonMask
+from moot.models._lookahead import MAX_GUESS, BatchCosts, NgramLookup
 from moot.models._state_cache import common_prefix
 
-__all__ = ["Generation", "NgramLookup", "evaluate_prompt", "generate"]
-
-MAX_GUESS = 12
+__all__ = ["Generation", "evaluate_prompt", "generate"]
 
 
 @dataclass
@@ -35,42 +37,10 @@ class Generation:
     finish_reason: Literal["stop", "length"]
     reused_prompt_tokens: int = 0
     """Prompt tokens whose KV cells were already in the context (live or restored), so not evaluated."""
+    forced: int = 0
+    """Tokens the grammar forced, taken in batches without sampling."""
     guessed: int = 0
     kept: int = 0
-
-
-class NgramLookup:
-    """Guesses the next tokens from the latest earlier occurrence of the current n-gram (prompt lookup)."""
-
-    def __init__(self, tokens: list[int], sizes: tuple[int, ...] = (4, 3, 2)) -> None:
-        self.tokens: list[int] = []
-        self.sizes = sizes
-        self._last: dict[tuple[int, ...], int] = {}
-        self.limit = 4
-        for token in tokens:
-            self.append(token)
-
-    def append(self, token: int) -> None:
-        """Add a token; index the n-grams that end just before it (their continuation is now known)."""
-        self.tokens.append(token)
-        end = len(self.tokens) - 1
-        for n in self.sizes:
-            if end >= n:
-                self._last[tuple(self.tokens[end - n : end])] = end
-
-    def guess(self, budget: int) -> list[int]:
-        for n in self.sizes:
-            start = self._last.get(tuple(self.tokens[-n:])) if len(self.tokens) >= n else None
-            if start is not None:
-                return self.tokens[start : start + min(self.limit, budget)]
-        return []
-
-    def learn(self, guessed: int, kept: int) -> None:
-        """Grow the guess length after a fully kept guess, shrink it after a rejected one."""
-        if guessed and kept == guessed:
-            self.limit = min(MAX_GUESS, self.limit * 2)
-        elif kept < guessed // 2:
-            self.limit = max(1, self.limit // 2)
 
 
 def generate(
@@ -83,14 +53,19 @@ def generate(
     mask: JsonMask | None = None,
     grammar: LlamaGrammar | None = None,
     lookahead: bool = True,
+    costs: BatchCosts | None = None,
 ) -> Generation:
-    """Decode a reply to ``prompt`` (whose prefix may already be in the KV cache) until an end token or the cap."""
+    """Decode a reply to ``prompt`` (whose prefix may already be in the KV cache) until an end token or the cap.
+
+    ``costs`` are this machine's batch timings, shared across calls; they decide whether a guess is worth it.
+    """
     reused = evaluate_prompt(llm, prompt)
     llm.set_seed(seed if seed is not None else random.Random(llm._seed).randint(0, 2**32))
     sampler = llm._init_sampler(
         temp=temperature, logits_processor=LogitsProcessorList([mask]) if mask else None, grammar=grammar
     )
     vocab = llm._model.vocab
+    costs = costs if costs is not None else BatchCosts()
     guesser = NgramLookup(prompt) if lookahead else None
     reply: list[int] = []
     result = Generation(reply, "length", reused)
@@ -102,10 +77,16 @@ def generate(
         reply.append(token)
         if guesser is not None:
             guesser.append(token)
-        if len(reply) >= max_tokens:
+        budget = max_tokens - len(reply)
+        if budget <= 0:
             return result
-        guesses = _guesses(guesser, mask, reply, max_tokens - len(reply)) if lookahead else []
-        token, kept = _step(llm, sampler, token, guesses, reply, guesser, vocab, max_tokens)
+        forced = _forced(mask, reply, budget - 1, vocab) if guesser is not None else []
+        if forced:
+            token = _take_forced(llm, sampler, token, forced, reply, guesser)
+            result.forced += len(forced)
+            continue
+        guesses = guesser.propose(budget - 1, costs) if guesser is not None and budget > 1 else []
+        token, kept = _step(llm, sampler, token, guesses, reply, guesser, vocab, max_tokens, costs)
         result.guessed += len(guesses)
         result.kept += kept
         if guesser is not None:
@@ -129,13 +110,31 @@ def evaluate_prompt(llm: Llama, prompt: list[int]) -> int:
     return reuse
 
 
-def _guesses(guesser: NgramLookup | None, mask: JsonMask | None, reply: list[int], budget: int) -> list[int]:
-    if budget <= 1:
+def _forced(mask: JsonMask | None, reply: list[int], budget: int, vocab: Any) -> list[int]:
+    """The tokens the grammar forces next (at most ``budget``, none past an end token)."""
+    if mask is None or budget <= 0:
         return []
-    forced = mask.forced_after(reply) if mask is not None else []
-    if forced:
-        return forced[: min(MAX_GUESS, budget - 1)]
-    return guesser.guess(budget - 1) if guesser is not None else []
+    forced = mask.forced_after(reply)[: min(MAX_GUESS, budget)]
+    for index, token in enumerate(forced):
+        if native.llama_vocab_is_eog(vocab, token):
+            return forced[:index]
+    return forced
+
+
+def _take_forced(
+    llm: Llama, sampler: Any, token: int, forced: list[int], reply: list[int], guesser: NgramLookup
+) -> int:
+    """Evaluate ``token`` and the forced tokens in one batch (logits for the last only); sample the next."""
+    batch = [token, *forced]
+    n_past = llm.n_tokens
+    llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=False)
+    llm._ctx.decode(llm._batch)
+    llm.input_ids[n_past : n_past + len(batch)] = batch
+    llm.n_tokens = n_past + len(batch)
+    for forced_token in forced:
+        reply.append(forced_token)
+        guesser.append(forced_token)
+    return sampler.sample(llm._ctx, -1)
 
 
 def _step(
@@ -147,6 +146,7 @@ def _step(
     guesser: NgramLookup | None,
     vocab: Any,
     max_tokens: int,
+    costs: BatchCosts,
 ) -> tuple[int | None, int]:
     """Evaluate ``token`` plus the guesses in one batch; keep guesses while the sampler agrees.
 
@@ -155,7 +155,9 @@ def _step(
     batch = [token, *guesses]
     n_past = llm.n_tokens
     llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=bool(guesses))
+    started = time.perf_counter()
     llm._ctx.decode(llm._batch)
+    costs.observe(len(batch), time.perf_counter() - started)
     llm.input_ids[n_past : n_past + len(batch)] = batch
     llm.n_tokens = n_past + 1
     kept = 0

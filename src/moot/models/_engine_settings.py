@@ -8,8 +8,8 @@ side; :meth:`EngineSettings.legacy` is exactly what moot did before them.
     MOOT_LOCAL_STATE_CACHE_MB   byte cap of the prompt-state cache; 0 turns it off (default 384)
     MOOT_LOCAL_DISK_STATES_MB   byte cap of the system-prompt states kept on disk for later processes;
                                 0 turns them off (default 256)
-    MOOT_LOCAL_LOOKAHEAD        1 (default): guess tokens ahead (grammar-forced, prompt lookup) and verify
-                                them in one batch; 0: one token per step
+    MOOT_LOCAL_LOOKAHEAD        1 (default): take grammar-forced tokens in one batch, and guess tokens copied
+                                from the prompt where this machine's batch costs make it pay; 0: one token per step
     MOOT_LOCAL_THREADS          decode threads (default: the physical cores this process may use)
     MOOT_LOCAL_MACHINE_LOCK     1 (default): one embedded-model call at a time on this machine; 0: off
 """
@@ -43,7 +43,7 @@ class EngineSettings:
     disk_state_bytes: int = DEFAULT_DISK_STATES_MB << 20
     """Cap on the system-prompt states kept on disk for reuse across processes (LRU); 0 keeps none."""
     lookahead: bool = True
-    """Guess the next tokens (forced by the grammar, or copied from the prompt) and verify them in one batch."""
+    """Take the grammar's forced tokens in one batch; guess tokens copied from the prompt where that pays."""
     threads: int | None = None
     """Decode threads; None means the physical cores: llama.cpp threads spin, SMT siblings only contend."""
     machine_lock: bool = True

@@ -10,9 +10,10 @@ What it adds to llama-cpp-python (each measured in bench/RESULTS.md, section "en
   starts after its system prompt;
 * constrained decoding with llguidance (:mod:`moot.models._guided`) instead of
   llama.cpp's grammar sampler, which scans the whole vocabulary per token;
-* guessed tokens verified in one batch (:mod:`moot.models._decode`): the
-  grammar's forced tokens and n-grams looked up in the prompt, which
-  revisions and rebuttals copy;
+* several tokens per step (:mod:`moot.models._decode`): the grammar's forced
+  tokens taken in one batch, and n-grams looked up in the prompt (which
+  revisions and rebuttals copy) verified in one batch where this machine's
+  batch costs make that pay (:mod:`moot.models._lookahead`);
 * threads = physical cores, and a machine-wide lock around each call
   (:mod:`moot.models._machine_lock`), so concurrent processes take turns.
 
@@ -43,6 +44,7 @@ from moot.models._disk_states import DiskStates
 from moot.models._engine_settings import EngineSettings
 from moot.models._guided import GuidedJson
 from moot.models._llama_load import load_llama
+from moot.models._lookahead import BatchCosts
 from moot.models._machine_lock import MachineLock
 from moot.models._state_cache import PrefixStateCache, common_prefix
 
@@ -63,8 +65,10 @@ class EngineStats:
     cached_prompt_tokens: int = 0
     """Prompt tokens whose KV came from the live context or a restored state instead of being evaluated."""
     completion_tokens: int = 0
+    forced_tokens: int = 0
+    """Tokens the grammar forced, evaluated in batches without a sampling step each."""
     guessed_tokens: int = 0
-    """Tokens the decoder guessed ahead (forced by the grammar or looked up in the prompt) and verified in a batch."""
+    """Tokens the decoder guessed ahead (looked up in the prompt or reply) and verified in a batch."""
     kept_guesses: int = 0
     restores: int = 0
     """States loaded (from memory or disk) instead of evaluating their tokens."""
@@ -101,6 +105,7 @@ class EmbeddedEngine:
         self._formatter = self._chat_formatter()
         self._spoken: dict[str, list[int]] = {}
         self._guided: GuidedJson | None = None
+        self._batch_costs = BatchCosts()
         self.stats = EngineStats()
 
     # ------------------------------------------------------------------ calls
@@ -131,6 +136,7 @@ class EmbeddedEngine:
                 temperature=temperature,
                 seed=seed,
                 lookahead=self.settings.lookahead,
+                costs=self._batch_costs,
                 **(self._constraint(schema, len(prompt)) if schema is not None else {}),
             )
             seconds = time.perf_counter() - started
@@ -339,6 +345,7 @@ class EmbeddedEngine:
         stats.prompt_tokens += prompt_tokens
         stats.cached_prompt_tokens += cached
         stats.completion_tokens += completion_tokens
+        stats.forced_tokens += generation.forced
         stats.guessed_tokens += generation.guessed
         stats.kept_guesses += generation.kept
         stats.per_call.append(
