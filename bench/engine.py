@@ -346,20 +346,41 @@ def _summarise(samples: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def paired_ratios(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """Wall time ``new`` / ``old`` over the seeds where both runs made the same turns (replies that parsed).
+
+    A run that ends partial (a reply that never parsed) stops early and does less work, so its seed is left
+    out rather than counted as a fast run. Both ratios sum over the kept seeds: wall time, and wall time per
+    completion token (the settings draw different replies, of different lengths).
+    """
+    kept = [i for i, (a, b) in enumerate(zip(new["turns"], old["turns"], strict=True)) if a == b]
+
+    def total(side: dict[str, Any], key: str) -> float:
+        return sum(side[key][i] for i in kept)
+
+    if not kept:
+        return {"seeds_compared": [], "wall": None, "per_token": None}
+    return {
+        "seeds_compared": kept,
+        "wall": total(new, "wall_s_all") / total(old, "wall_s_all"),
+        "per_token": (total(new, "wall_s_all") / total(new, "completion_tokens"))
+        / (total(old, "wall_s_all") / total(old, "completion_tokens")),
+    }
+
+
+def ratios(data: dict[str, Any]) -> dict[str, Any]:
+    """The end-to-end ratios and the memory figure, from the end-to-end runs in ``data``."""
+    e2e = {k: v for k, v in data["end_to_end"].items() if k != "release_error"}
+    baseline = f"release {BASELINE_REF}"
+    debate = e2e["architecture_review"]
+    return {
+        "wall_ratio": {n: paired_ratios(e2e[n]["new"], e2e[n]["legacy"]) for n in e2e},
+        "wall_ratio_to_release": {n: paired_ratios(e2e[n]["new"], e2e[n][baseline]) for n in e2e if baseline in e2e[n]},
+        "rss_cache_on_minus_off_mib": debate["new"]["peak_rss_mib"] - debate["new, no state cache"]["peak_rss_mib"],
+    }
+
+
 async def measure() -> dict[str, Any]:
     data: dict[str, Any] = {"decoding": decoding(), "cache_share": await cache_share(), "end_to_end": end_to_end()}
     data["seeds"] = list(SEEDS)
-    e2e = {k: v for k, v in data["end_to_end"].items() if k != "release_error"}
-    data["wall_ratio"] = {n: e2e[n]["new"]["wall_s"] / e2e[n]["legacy"]["wall_s"] for n in e2e}
-    # Wall ratios compare means over the same seeds. The settings draw different replies, of different
-    # lengths (see end_to_end): the ratio per completion token compares the same unit of work.
-    data["wall_per_token_ratio"] = {
-        n: e2e[n]["new"]["wall_s_per_token"] / e2e[n]["legacy"]["wall_s_per_token"] for n in e2e
-    }
-    baseline = f"release {BASELINE_REF}"
-    data["wall_ratio_to_release"] = {
-        n: e2e[n]["new"]["wall_s"] / e2e[n][baseline]["wall_s"] for n in e2e if baseline in e2e[n]
-    }
-    debate = e2e["architecture_review"]
-    data["rss_cache_on_minus_off_mib"] = debate["new"]["peak_rss_mib"] - debate["new, no state cache"]["peak_rss_mib"]
-    return data
+    return data | ratios(data)

@@ -178,17 +178,25 @@ def engine_md(d: dict[str, Any]) -> list[str]:
                 f"{1000 * v['wall_s_per_token']:.0f} | {v['peak_rss_mib']:.0f} | "
                 f"{v['stop'].removeprefix('stop reason: ')} |"
             )
-    ratios = ", ".join(f"{n} **{r:.2f}x**" for n, r in d["wall_ratio"].items())
-    per_token = ", ".join(f"{n} **{r:.2f}x**" for n, r in d["wall_per_token_ratio"].items())
-    release = ", ".join(f"{n} **{r:.2f}x**" for n, r in d.get("wall_ratio_to_release", {}).items())
+    seeds = d.get("seeds", [])
+    legacy = "; ".join(_paired(n, r, seeds) for n, r in d["wall_ratio"].items())
+    release = "; ".join(_paired(n, r, seeds) for n, r in d.get("wall_ratio_to_release", {}).items())
     lines += [
         "",
-        f"Wall time new / legacy settings (means over the same seeds): {ratios}; per completion token (the "
-        f"settings draw different replies, of different lengths): {per_token}. New / the release before the engine: "
+        f"Wall time new / legacy settings, summed over the seeds where both runs made the same turns (a run that "
+        f"ends partial stops early): {legacy}. New / the release before the engine: "
         f"{release or 'not run (' + d['end_to_end'].get('release_error', 'no git history')[:160] + ')'}. "
         f"Peak RSS, state cache on minus off (debate): **{d['rss_cache_on_minus_off_mib']:+.0f} MiB**.",
     ]
     return lines
+
+
+def _paired(name: str, ratio: dict[str, Any], seeds: list[int]) -> str:
+    """One scenario's paired ratios (see bench.engine.paired_ratios), naming the seeds they cover."""
+    if ratio["wall"] is None:
+        return f"{name}: no seed where both runs made the same turns"
+    used = ", ".join(str(seeds[i]) for i in ratio["seeds_compared"])
+    return f"{name} **{ratio['wall']:.2f}x**, per completion token **{ratio['per_token']:.2f}x** (seeds {used})"
 
 
 def concurrency_md(d: dict[str, Any]) -> list[str]:
