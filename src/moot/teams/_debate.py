@@ -28,7 +28,7 @@ from moot.messages import RoundCompleted
 from moot.roles import Opening, Position, Rebuttal, RoleAgent, claims_of, render_prompt, with_options, with_pattern
 from moot.teams._base import Message, MootFault, MootTeam, checked_experts
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
-from moot.teams._records import add_usage, failed_turn, fingerprint, total_usage
+from moot.teams._records import Usage, add_usage, failed_turn, fingerprint, total_usage
 
 __all__ = ["Debate"]
 
@@ -242,8 +242,8 @@ class Debate(MootTeam, Component[DebateConfig]):
             metrics=debate_metrics(rounds, state.verdict, state.parse_failures, experts=len(self.experts)),
         )
 
-    def _arbiter_usage(self, messages: list[Message]) -> dict[str, Any]:
-        usage: dict[str, Any] = {}
+    def _arbiter_usage(self, messages: list[Message]) -> Usage:
+        usage: Usage = {}
         for message in messages:
             if message.metadata.get("moot_kind") == "verdict":
                 add_usage(usage, message.source, message)
