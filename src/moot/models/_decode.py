@@ -121,16 +121,24 @@ def _forced(mask: JsonMask | None, reply: list[int], budget: int, vocab: Any) ->
     return forced
 
 
+def _decode_batch(llm: Llama, batch: list[int], logits_all: bool) -> int:
+    """Evaluate ``batch`` after the live tokens and record it in ``input_ids``; returns where it starts.
+
+    ``n_tokens`` is left to the caller: it counts only the tokens the reply keeps.
+    """
+    n_past = llm.n_tokens
+    llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=logits_all)
+    llm._ctx.decode(llm._batch)
+    llm.input_ids[n_past : n_past + len(batch)] = batch
+    return n_past
+
+
 def _take_forced(
     llm: Llama, sampler: Any, token: int, forced: list[int], reply: list[int], guesser: NgramLookup
 ) -> int:
     """Evaluate ``token`` and the forced tokens in one batch (logits for the last only); sample the next."""
     batch = [token, *forced]
-    n_past = llm.n_tokens
-    llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=False)
-    llm._ctx.decode(llm._batch)
-    llm.input_ids[n_past : n_past + len(batch)] = batch
-    llm.n_tokens = n_past + len(batch)
+    llm.n_tokens = _decode_batch(llm, batch, logits_all=False) + len(batch)
     for forced_token in forced:
         reply.append(forced_token)
         guesser.append(forced_token)
@@ -153,13 +161,9 @@ def _step(
     Returns the next token to emit (None once the cap is reached) and how many guesses were kept.
     """
     batch = [token, *guesses]
-    n_past = llm.n_tokens
-    llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=bool(guesses))
     started = time.perf_counter()
-    llm._ctx.decode(llm._batch)
+    llm.n_tokens = _decode_batch(llm, batch, logits_all=bool(guesses)) + 1
     costs.observe(len(batch), time.perf_counter() - started)
-    llm.input_ids[n_past : n_past + len(batch)] = batch
-    llm.n_tokens = n_past + 1
     kept = 0
     for index, guess in enumerate([*guesses, None]):
         drawn = sampler.sample(llm._ctx, index if guesses else -1)

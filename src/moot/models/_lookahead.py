@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 __all__ = ["MAX_GUESS", "BatchCosts", "NgramLookup", "worth_guessing"]
 
 MAX_GUESS = 12
@@ -48,15 +50,12 @@ class BatchCosts:
         if size <= 1 or not single:
             return 1.0
         known = [(1, 1.0), *sorted((n, s / single) for n, s in self.seconds.items() if n > 1)]
-        below = [(n, r) for n, r in known if n <= size][-1]
-        above = next(((n, r) for n, r in known if n >= size), None)
-        if above is None:  # beyond the largest measured size: extend the last segment (or the prior's slope)
-            before = known[-2] if len(known) > 1 else None
-            slope = (below[1] - before[1]) / (below[0] - before[0]) if before else _PRIOR_SLOPE
-            return below[1] + slope * (size - below[0])
-        if above[0] == below[0]:
-            return above[1]
-        return below[1] + (above[1] - below[1]) * (size - below[0]) / (above[0] - below[0])
+        sizes, ratios = [n for n, _ in known], [r for _, r in known]
+        if size <= sizes[-1]:
+            return float(np.interp(size, sizes, ratios))
+        # Beyond the largest measured size: extend the last segment (the prior's slope if only one is known).
+        slope = (ratios[-1] - ratios[-2]) / (sizes[-1] - sizes[-2]) if len(known) > 1 else _PRIOR_SLOPE
+        return ratios[-1] + slope * (size - sizes[-1])
 
 
 def worth_guessing(guess: list[int], acceptance: float, costs: BatchCosts) -> list[int]:
