@@ -21,7 +21,15 @@ from moot.models import Meter
 from moot.roles import Position
 
 if TYPE_CHECKING:
-    from moot.teams import CodeDebateResult, DebateResult, MootResult, PlannerExecutorResult, ReflectionResult, Usage
+    from moot.teams import (
+        CodeChoice,
+        CodeDebateResult,
+        DebateResult,
+        MootResult,
+        PlannerExecutorResult,
+        ReflectionResult,
+        Usage,
+    )
 
 __all__ = [
     "code_debate_blocks",
@@ -92,10 +100,7 @@ def code_debate_blocks(result: CodeDebateResult) -> list[Block]:
     )
     blocks.append(Table("candidates", ("id", "author", "round", "origin", "visible tests"), candidates))
     experts = list(dict.fromkeys(e for r in result.rounds for e in r.choices))
-    moves = [
-        (e, *(f"{r.choices[e].action} {r.choices[e].holds}" if e in r.choices else "-" for r in result.rounds))
-        for e in experts
-    ]
+    moves = [(e, *(_move(r.choices[e]) if e in r.choices else "-" for r in result.rounds)) for e in experts]
     blocks.append(Table("moves per round", ("expert", *(f"round {r.round}" for r in result.rounds)), tuple(moves)))
     if result.ruling is None:
         blocks.append(Note("ruling", "none (no candidate to rule on)"))
@@ -104,6 +109,12 @@ def code_debate_blocks(result: CodeDebateResult) -> list[Block]:
     if result.answer is not None:
         blocks.append(Fold("chosen program", result.answer))
     return [*blocks, usage_table(result.usage), _transcript(result.messages)]
+
+
+def _move(choice: CodeChoice) -> str:
+    """What an expert did in a round: wrote or fixed a program, or kept its own (a rejected fix said so)."""
+    move = f"{choice.action} {choice.holds}"
+    return f"{move} ({choice.fixed} rejected)" if choice.fixed and choice.fixed != choice.holds else move
 
 
 def _opening(title: str, result: MootResult, partial: str = "the run ended on a fault") -> list[Block]:
@@ -150,10 +161,14 @@ def _verdict_blocks(result: DebateResult) -> list[Block]:
     if result.metrics is not None:
         m = result.metrics
         flips = sum(len(v) for v in m.flips.values())
-        text = f"first-round distinct answers {m.first_round_diversity}, answer flips {flips}"
-        if m.final_matches_first_majority is not None:
-            text += f", verdict keeps the first-round majority: {'yes' if m.final_matches_first_majority else 'no'}"
-        blocks.append(Note("conformity", text))
+        text = (
+            f"first-round distinct answers {m.first_round_diversity}, answer flips {flips} (argued "
+            f"{m.argued_flips}, unargued {m.unargued_flips}, to an answer no expert held {m.flips_to_unheld_answer})"
+        )
+        if m.final_matches_first_round_vote is not None:
+            kept = "yes" if m.final_matches_first_round_vote else "no"
+            text += f", verdict keeps the first-round vote ({m.first_round_vote}): {kept}"
+        blocks.append(Note("rounds", text))
     return blocks
 
 

@@ -15,7 +15,7 @@ from typing import Literal
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StructuredMessage
 
 from moot.arbiters import ProgramRuling, Verdict
-from moot.roles import CandidateChoice, Critique, Plan, Position, StepResult, ToolCall
+from moot.roles import Critique, Plan, Position, StepResult, ToolCall
 from moot.tools import AuditRecord
 
 __all__ = [
@@ -145,7 +145,7 @@ MESSAGE_TYPES: list[type[BaseAgentEvent | BaseChatMessage]] = [
     HumanFeedbackGiven,
     *(
         StructuredMessage[content]  # type: ignore[valid-type]
-        for content in (Critique, Position, Verdict, Plan, ToolCall, StepResult, CandidateChoice, ProgramRuling)
+        for content in (Critique, Position, Verdict, Plan, ToolCall, StepResult, ProgramRuling)
     ),
 ]
 """Every message type a moot team emits; a group chat holding a moot team learns them by itself (see

@@ -136,7 +136,7 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
 
     from moot.arbiters import Verdict
     from moot.harness.arms._prompts import solver
-    from moot.roles import NUMBER, CandidateChoice, Opening, Plan, Position, Rebuttal, StepResult
+    from moot.roles import NUMBER, Opening, Plan, Position, Rebuttal, StepResult
     from moot.roles._plan import plan_type, tool_call_type
     from moot.roles._position import with_options, with_pattern
 
@@ -166,12 +166,6 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
             ),
             debate + "\n\nops: no\n- one deployable is simpler to run for three people\narchitect: yes\n"
             "- boundaries help later",
-        ),
-        (
-            "generator",
-            with_options(CandidateChoice, "candidate", ("A", "B", "C")),
-            "Task:\nWrite is_even(n).\n\n- A: passes all 2 visible tests\n- B: passes 0 of 2 visible tests\n"
-            f"\nYour own candidate is B:\n```python\n{draft}```",
         ),
         ("arbiter", Verdict, debate + "\n\nops: no (0.8)\n- one deployable\narchitect: yes (0.6)\n- boundaries"),
         ("arbiter", with_options(Verdict, "decision", ("yes", "no")), debate + "\n\nops: no (0.8)\n- one deployable"),

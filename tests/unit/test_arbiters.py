@@ -1,10 +1,20 @@
-"""Arbiters without a model: answer normalisation, modal answer, agreement, and the MajorityVote arbiter."""
+"""Arbiters without a model: answer normalisation, modal answer, agreement, MajorityVote and RoundsVote."""
 
 from __future__ import annotations
 
 import pytest
 
-from moot.arbiters import Arbiter, ExpertAssessment, MajorityVote, Verdict, agreement, modal_answer, normalise_answer
+from moot.arbiters import (
+    Arbiter,
+    ExpertAssessment,
+    MajorityVote,
+    RoundsArbiter,
+    RoundsVote,
+    Verdict,
+    agreement,
+    modal_answer,
+    normalise_answer,
+)
 from tests.conftest import make_position
 
 TASK = "Should we split the billing module out of the monolith?"
@@ -166,3 +176,36 @@ async def test_majority_vote_rules_on_answers_at_every_fields_maximum_length(exp
     assert Verdict.model_validate(verdict.model_dump()) == verdict
     assert verdict.decision in {p.answer for _, p in positions}
     assert len(verdict.assessments) == experts
+
+
+# ------------------------------------------------------------ RoundsVote
+def _round(*answers: str) -> list:
+    return [(f"expert_{i}", make_position(a, confidence=0.5)) for i, a in enumerate(answers, 1)]
+
+
+async def test_rounds_vote_counts_every_round_so_a_late_majority_must_outnumber_the_first_round():
+    vote = RoundsVote()
+    assert isinstance(vote, RoundsArbiter) and isinstance(vote, Arbiter)
+    # round 1: 12, 12, 15; round 2: 15, 15, 12. Last round's majority is 15; over both rounds 12 and 15 tie
+    # at three votes each, and the tie goes to the first-round vote: 12.
+    verdict = await vote.rule_rounds(TASK, [_round("12", "12", "15"), _round("15", "15", "12")])
+    assert verdict.decision == "12" and verdict.confidence == 0.5
+    assert verdict.rationale.startswith("3 of 6 experts answered '12' (votes over 2 rounds)")
+    assert "expert_1 (round 1)" in verdict.rationale and "expert_3 (round 2)" in verdict.rationale
+    # a third expert recomputing to 15 in round 2 outnumbers the first round: the rounds can change the ruling
+    moved = await vote.rule_rounds(TASK, [_round("12", "12", "15"), _round("15", "15", "15")])
+    assert moved.decision == "15" and moved.confidence == 4 / 6
+
+
+async def test_rounds_vote_on_one_round_is_the_majority_vote():
+    positions = _round("7", "9", "9")
+    assert (await RoundsVote().rule(TASK, positions)).decision == (await MajorityVote().rule(TASK, positions)).decision
+
+
+async def test_rounds_vote_without_a_first_round_majority_breaks_ties_by_confidence():
+    first = [("a", make_position("1", confidence=0.9)), ("b", make_position("2", confidence=0.2))]
+    second = [("a", make_position("2", confidence=0.9)), ("b", make_position("1", confidence=0.1))]
+    # 1 and 2 tie at two votes; round 1 is a 1-1 tie its own vote breaks by confidence (1 wins), so 1 rules
+    assert (await RoundsVote().rule_rounds(TASK, [first, second])).decision == "1"
+    with pytest.raises(ValueError, match="at least one position"):
+        await RoundsVote().rule_rounds(TASK, [[]])

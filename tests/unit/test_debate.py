@@ -241,40 +241,44 @@ async def test_the_scenario_routes_each_role_to_its_resolved_model():
 async def test_metrics_of_a_debate_with_known_flips(decision, matches):
     model = ScriptedModel(
         {
-            # architect: split -> keep in round 2; its first reply is malformed and retried
+            # architect: split -> keep in round 2, answering a keep claim (argued: adopted); its first reply is
+            # malformed and retried
             "architect": [
                 "I think we should split",
                 make_position("split"),
-                make_rebuttal("keep", claim="ops: argument for keep"),  # moved to keep answering a keep claim
-                make_rebuttal("keep"),
+                make_rebuttal("keep", claim="ops: argument for keep"),
             ],
-            "ops": [  # keep -> split -> keep
+            # ops: keep -> split answering a keep claim, with no reason for split: recorded, not adopted
+            "ops": [make_position("keep"), make_rebuttal("split", claim="business: argument for keep")],
+            # business: keep -> defer, an answer nobody held, derived in its own reasoning: adopted
+            "business": [
                 make_position("keep"),
-                make_rebuttal("split", claim="business: argument for keep"),  # moved with no argument for split
-                make_rebuttal("keep", claim="business: argument for keep"),  # moved back answering a keep claim
+                make_rebuttal("defer", reasoning="neither holds until the audit is done, so defer"),
             ],
-            "business": [make_position("keep"), make_rebuttal("keep"), make_rebuttal("keep")],
             "arbiter": [make_verdict(decision)],
         }
     )
     with model:
-        result = await make_debate(model, Consensus() | MaxRounds(5)).run(task=TASK)
+        result = await make_debate(model, MaxRounds(2)).run(task=TASK)
     assert answers(result) == [
         {"architect": "split", "ops": "keep", "business": "keep"},
-        {"architect": "keep", "ops": "split", "business": "keep"},
-        {"architect": "keep", "ops": "keep", "business": "keep"},
+        {"architect": "keep", "ops": "keep", "business": "defer"},
     ]
-    assert result.stop_reason == "consensus: agreement 1.00 >= 1 in round 3"
+    assert result.rounds[1].positions["ops"].proposed == "split"
+    assert result.stop_reason == "max rounds: 2 of 2 rounds done"
     assert result.metrics == DebateMetrics(
         first_round_diversity=2,
-        flips={"architect": [2], "ops": [2, 3], "business": []},
+        flips={"architect": [2], "ops": [], "business": [2]},
         argued_flips=2,
         unargued_flips=1,
-        agreement_per_round=[2 / 3, 2 / 3, 1.0],
-        first_round_majority="keep",
-        final_matches_first_majority=matches,
+        flips_to_unheld_answer=1,
+        agreement_per_round=[2 / 3, 2 / 3],
+        first_round_vote="keep",
+        final_matches_first_round_vote=matches,
         final_in_first_round=True,
         final_majority="keep",
+        answers_per_round=[["split", "keep", "keep"], ["keep", "keep", "defer"]],
+        said_per_round=[["split", "keep", "keep"], ["keep", "split", "defer"]],
         tokens_per_round=[sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values()) for r in result.rounds],
         parse_failures=1,
     )

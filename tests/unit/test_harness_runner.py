@@ -71,7 +71,7 @@ def test_every_item_times_every_arm_is_one_row_with_usage_and_a_score(sums, tmp_
     assert sc.model_calls == 3 and sc.metrics["k"] == 3 and sc.metrics["vote"] == "answer"
     debate = rows[("q0", "debate")]
     assert debate.model_calls == 3 and debate.rounds == 1 and "consensus" in debate.stop_reason  # all agreed
-    assert debate.metrics["verdict_by"] == "majority_vote" and debate.metrics["first_round_diversity"] == 1
+    assert debate.metrics["verdict_by"] == "rounds_vote" and debate.metrics["first_round_diversity"] == 1
     reflection = rows[("q0", "reflection")]
     assert reflection.model_calls == 2 and "quality threshold" in reflection.stop_reason
     assert all(r.wall_seconds >= 0 and r.status == "done" for r in rows.values())
@@ -178,7 +178,7 @@ def test_compute_matched_sizes_self_consistency_to_the_debate_calls(tmp_path, mo
 
 
 def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_path, model):
-    with pytest.raises(ConfigError, match="list both arms"):
+    with pytest.raises(ConfigError, match="list both kinds"):
         run(options(sums, tmp_path / "out", model(), arms=["single", "debate"], compute_matched=True))
 
 
@@ -186,7 +186,7 @@ def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_pat
     ("arms", "expected"),
     [
         (["reflection-tests"], "arm 'reflection-tests' needs a suite whose items have tests"),
-        (["singel"], "unknown arm 'singel'; known arms: debate, reflection, reflection-tests"),
+        (["singel"], "unknown arm 'singel'; known arms: best-of-k-tests, debate, reflection, reflection-tests"),
         (["debate?experts=1"], "arm 'debate': experts: Input should be greater than or equal to 2"),
         (["debate?judges=2"], "valid options: experts (default 3), rounds (default 2)"),
         (["single", "single"], "each arm may appear once"),
@@ -285,13 +285,21 @@ def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path,
         return next(drafts, "```python\ndef double(x):\n    return x ** 2\n```")
 
     m = model("coder", reply=reply)
-    comparison = run(options(suite, tmp_path / "out", m, arms=["single", "self-consistency?k=3", "reflection-tests"]))
+    arms = ["single", "self-consistency?k=3", "best-of-k-tests?k=3", "reflection-tests"]
+    comparison = run(options(suite, tmp_path / "out", m, arms=arms))
     rows = by_key(comparison.rows)
     assert rows[("double", "single")].score == 1.0  # x + x
     sc = rows[("double", "self-consistency?k=3")]
     # samples x * 2, x ** 2, x ** 2: on the probe double(3) they return 6, 9, 9, so the wrong pair outvotes
-    assert sc.metrics["vote"] == "execution" and sc.metrics["groups"] == [2, 1]
+    assert sc.metrics["vote"] == "execution, vote first" and sc.metrics["groups"] == [2, 1]
+    assert sc.metrics["visible_passed"] == [1, 0, 0]
     assert sc.score == 0.0 and sc.metrics["oracle"] == {"candidates": 2, "best": 1.0, "gap": True}  # voted out
+    # The same three samples (same seeds: from the cache), chosen by the visible test first: x * 2 wins.
+    best = rows[("double", "best-of-k-tests?k=3")]
+    assert best.metrics["vote"] == "execution, tests first" and best.score == 1.0 and best.billed_calls == 0
+    assert build_report(comparison).shared_samples == [
+        "self-consistency?k=3 and best-of-k-tests?k=3 share 3 samples (seeds 100-102)"
+    ]
     refl = rows[("double", "reflection-tests")]
     # x ** 2 fails the visible double(3) == 6, the critic says so, the revision 2 * x passes
     assert refl.metrics["visible_tests"] == 1 and refl.rounds == 2 and refl.score == 1.0
@@ -456,3 +464,97 @@ def test_a_results_file_from_before_named_migrations_is_brought_up_to_date_and_a
         ConfigError, match=r"^results file .*old\.sqlite3: written by a newer moot .*9999_from_the_future"
     ):
         ResultStore(old)
+
+
+def _rounds_that_fix_one_item_and_break_another(agent, messages):
+    """q1: round 1 votes wrong (two of three off by one), round 2 all right. q2: round 1 votes right,
+    round 2 all wrong. q0, q3: everyone right at once (consensus in round 1)."""
+    from tests.unit.test_harness_support import position, sum_of
+
+    text = "\n".join(str(m.content) for m in messages)
+    total = sum_of(text)
+    rebut = "Answer one claim of another expert" in text
+    item = total // 3 if total is not None else -1
+    wrong = {
+        (1, False): {"expert_2", "expert_3"},
+        (1, True): set(),
+        (2, False): {"expert_3"},
+        (2, True): {"expert_1", "expert_2", "expert_3"},
+    }.get((item, rebut), set())
+    return position(str(total + 1 if agent in wrong else total), agent, rebut=rebut)
+
+
+def test_a_debate_row_carries_its_first_round_vote_and_the_report_says_what_the_rounds_bought(sums, tmp_path, model):
+    m = model(reply=_rounds_that_fix_one_item_and_break_another)
+    comparison = run(options(sums, tmp_path / "out", m, arms=["debate"]))
+    rows = by_key(comparison.rows)
+    fixed, broken = rows[("q1", "debate")], rows[("q2", "debate")]
+    assert (fixed.metrics["first_round_vote"], fixed.metrics["first_round_score"], fixed.score) == ("4", 0.0, 1.0)
+    assert (broken.metrics["first_round_vote"], broken.metrics["first_round_score"], broken.score) == ("6", 1.0, 0.0)
+    assert fixed.metrics["position_scores"] == [[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+    assert rows[("q0", "debate")].metrics["position_scores"] == [[1.0, 1.0, 1.0]]  # settled in round 1
+    assert m.calls == 3 + 6 + 6 + 3  # the counterfactuals cost no model call
+    arm = build_report(comparison).arms[0]
+    assert (arm.accuracy, arm.first_round_vote) == (0.75, 0.75)
+    assert arm.rounds_changed == {"better": 1, "worse": 1}
+    assert arm.rounds_bought is not None and arm.rounds_bought.difference == 0.0 and arm.rounds_bought.n == 4
+    assert arm.correct_share_per_round == [9 / 12, 3 / 6] and arm.positions_per_round == [12, 6]
+    files = write_report(build_report(comparison), tmp_path / "out")
+    text = files.markdown.read_text()
+    assert text.index("What the rounds bought") < text.index("## Arms")  # the cheaper explanation comes first
+    assert "| debate | first-round vote | 4 | 75.0% | 75.0% | +0.0 pts |" in text
+    summary = json.loads(files.summary.read_text())["arms"][0]
+    assert summary["first_round_vote"] == 0.75 and summary["rounds_changed"] == {"better": 1, "worse": 1}
+
+
+def test_rows_record_the_commit_and_machine_and_a_report_spanning_commits_says_so(sums, tmp_path, model):
+    from moot.harness.engine._provenance import code_version, machine
+    from moot.harness.engine._results import ResultStore
+
+    out = tmp_path / "out"
+    first = run(options(sums, out, model(), arms=["single"]))
+    assert all(r.code_version == code_version() and r.machine == machine() for r in first.rows)
+    report = build_report(first)
+    assert report.provenance is not None and report.provenance.row_codes == {code_version(): 4}
+    assert not report.provenance.mixed and "local" not in report.provenance.models["base"]
+    store = ResultStore(out / "results.sqlite3")
+    store.put(first.rows[0].model_copy(update={"code_version": "0123456789"}))  # as if computed at another commit
+    store.close()
+    mixed = build_report(run(options(sums, out, model(), arms=["single"], report_only=True)))
+    assert mixed.provenance is not None and mixed.provenance.row_codes == {"0123456789": 1, code_version(): 3}
+    text = write_report(mixed, out).markdown.read_text()
+    assert "Rows from different code versions" in text and "0123456789 (1 rows)" in text
+
+
+def test_a_replay_refreshes_the_metrics_the_current_code_derives_and_keeps_what_the_paid_run_measured(
+    sums, tmp_path, model
+):
+    from moot.harness.engine._results import ResultStore
+
+    out = tmp_path / "out"
+    m = model(reply=_rounds_that_fix_one_item_and_break_another)
+    first = run(options(sums, out, m, arms=["debate"]))
+    store = ResultStore(out / "results.sqlite3")
+    for row in first.rows:  # as written by an older moot: no counterfactuals, another commit
+        stale = {k: v for k, v in row.metrics.items() if k not in ("first_round_score", "position_scores")}
+        store.put(row.model_copy(update={"metrics": stale, "code_version": "old", "wall_seconds": 99.0}))
+    store.close()
+    m.calls = 0
+    replay = run(options(sums, out, m, arms=["debate"], rerun=True))
+    assert m.calls == 0 and replay.replayed == 4
+    for row in replay.rows:
+        assert "first_round_score" in row.metrics and (row.code_version, row.wall_seconds) == ("old", 99.0)
+
+
+def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_s(tmp_path, sums, model):
+    from moot.harness import SelfConsistency
+
+    own, shared = SelfConsistency({"k": "3"}), SelfConsistency({"k": "3", "samples": "debate"})
+    assert own.sample_seeds(0) == [100, 101, 102] and shared.sample_seeds(0) == [0, 1, 2]
+    assert own.settings["samples"] == "own" and "samples" not in shared.settings  # the key rows had before
+    assert shared.with_k(5).config.samples == "debate" and shared.with_k(5).settings["k"] == 5
+    m = model()
+    comparison = run(options(sums, tmp_path / "out", m, arms=["debate", "self-consistency?samples=debate"],
+                             compute_matched=True))  # fmt: skip
+    report = build_report(comparison)
+    assert report.shared_samples == []  # short answers: a debater's position is never the same reply as a sample

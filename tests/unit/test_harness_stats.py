@@ -7,7 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from moot.harness import bootstrap_mean, holm, matched_k, mcnemar_exact, paired_difference, paired_permutation
+from moot.harness import (
+    accuracy_interval,
+    bootstrap_mean,
+    compare_paired,
+    holm,
+    matched_k,
+    mcnemar_exact,
+    paired_permutation,
+)
 
 
 def test_mcnemar_exact_matches_a_hand_computed_case():
@@ -41,15 +49,88 @@ def test_bootstrap_ci_of_a_constant_sample_is_the_point():
     assert math.isnan(bootstrap_mean([]).estimate)
 
 
-def test_paired_difference_is_the_mean_difference_with_a_ci_around_it():
+def test_a_paired_binary_difference_gets_an_interval_from_the_exact_split_and_the_discordant_share():
     a = [1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0]
     b = [0, 1, 0, 0, 1, 0, 0, 1, 0, 1, 0, 0]
-    diff = paired_difference(a, b, resamples=2000)
-    assert diff.estimate == pytest.approx(5 / 12)  # a right on 9, b on 4
-    assert diff.low <= diff.estimate <= diff.high
-    assert diff.low >= 0.0  # a never loses to b on any item: no resample can go negative
+    compared = compare_paired(a, b)
+    diff = compared.difference
+    assert diff.estimate == pytest.approx(5 / 12)  # a right on 9, b on 4: 5 discordant, all a's
+    # the split: Clopper-Pearson for 5 of 5 is [0.025^(1/5), 1]; the share of discordant items: 5 of 12
+    from scipy import stats
+
+    share = stats.binomtest(5, 12).proportion_ci(method="exact")
+    assert diff.low == pytest.approx((2 * 0.025 ** (1 / 5) - 1) * share.high)  # the split's low end is < 0
+    assert diff.high == pytest.approx(share.high)
+    assert compared.test.p_value == pytest.approx(2 / 32)  # 5 of 5: p = 0.0625, not significant...
+    assert not diff.excludes_zero and compared.agrees  # ...and the interval says the same
     with pytest.raises(ValueError):
-        paired_difference([1, 0], [1])
+        compare_paired([1, 0], [1])
+
+
+def test_no_discordant_item_still_leaves_room_on_both_sides():
+    compared = compare_paired([1.0] * 30 + [0.0] * 20, [1.0] * 30 + [0.0] * 20)
+    assert compared.test.p_value == 1.0 and compared.difference.estimate == 0.0
+    assert compared.difference.low == pytest.approx(-compared.difference.high) and compared.difference.high > 0.05
+
+
+def test_binary_intervals_cover_the_true_difference_at_least_95_percent_of_the_time():
+    rng = np.random.default_rng(5)
+    for items, a_only, b_only in [(50, 0.05, 0.02), (50, 0.02, 0.02), (164, 0.06, 0.03), (30, 0.1, 0.0)]:
+        covered, draws = 0, 200
+        for _ in range(draws):
+            u = rng.random(items)
+            a = np.where(u < a_only, 1.0, np.where(u < a_only + b_only, 0.0, (u < 0.6).astype(float)))
+            b = np.where(u < a_only, 0.0, np.where(u < a_only + b_only, 1.0, a))
+            diff = compare_paired(list(a), list(b)).difference
+            covered += diff.low <= a_only - b_only <= diff.high
+        assert covered / draws >= 0.95, (items, a_only, b_only, covered / draws)
+
+
+def test_the_issue_s_tables_no_longer_claim_more_than_their_tests():
+    # debate vs single on humaneval[:50]: 0 / 4 discordant, McNemar p = 0.125 (the bootstrap said [+2, +18]).
+    single = [0.0] * 4 + [1.0] * 39 + [0.0] * 7
+    debate = [1.0] * 4 + [1.0] * 39 + [0.0] * 7
+    compared = compare_paired(debate, single)
+    assert compared.test.p_value == pytest.approx(0.125)
+    assert compared.difference.low < 0 < compared.difference.high
+    # debate vs self-consistency: one discordant item (the bootstrap said [0, +12]).
+    one = compare_paired([1.0] + [1.0] * 42 + [0.0] * 7, [0.0] + [1.0] * 42 + [0.0] * 7)
+    assert one.test.p_value == 1.0 and one.difference.low < 0 < one.difference.high
+
+
+@pytest.mark.parametrize("items", [10, 50, 164])
+def test_every_paired_binary_table_s_interval_agrees_with_its_exact_test(items):
+    """Every split of up to 40 discordant items (0/4, 1/0, ... included): the interval excludes 0 exactly when
+    McNemar's exact test has p < 0.05."""
+    for discordant in range(0, min(items, 40) + 1):
+        for a_only in range(discordant + 1):
+            b_only = discordant - a_only
+            a = [1.0] * a_only + [0.0] * b_only + [1.0] * (items - discordant)
+            b = [0.0] * a_only + [1.0] * b_only + [1.0] * (items - discordant)
+            compared = compare_paired(a, b)
+            significant = compared.test.p_value < 0.05
+            assert compared.difference.excludes_zero == significant, (a_only, b_only, compared)
+            assert compared.difference.low <= compared.difference.estimate <= compared.difference.high
+
+
+def test_graded_paired_intervals_invert_the_permutation_test_on_random_tables():
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(12):
+        n = int(rng.integers(4, 30))
+        a = rng.choice([0.0, 0.25, 0.5, 1.0], size=n)
+        b = np.clip(a + rng.choice([-0.5, -0.25, 0.0, 0.0, 0.25], size=n), 0, 1)
+        compared = compare_paired(list(a), list(b), seed=3)
+        assert compared.agrees, compared
+        assert compared.difference.low <= compared.difference.estimate <= compared.difference.high
+        checked += compared.test.p_value < 0.05
+    assert 0 < checked < 12  # both significant and non-significant tables were checked
+
+
+def test_binary_accuracy_gets_the_exact_interval():
+    ci = accuracy_interval([1.0] * 39 + [0.0] * 11)
+    assert ci.estimate == pytest.approx(0.78)
+    assert (ci.low, ci.high) == pytest.approx((0.6404, 0.8847), abs=1e-3)  # Clopper-Pearson, 39 of 50
 
 
 def test_paired_permutation_is_exact_for_small_samples():
@@ -78,16 +159,20 @@ def test_debate_signals_total_the_honesty_metrics_of_short_and_code_debates():
     from moot.harness.reports._report import debate_signals
 
     short = [
-        {"argued_flips": 1, "unargued_flips": 2, "final_in_first_round": True, "overturned_majority": True,
-         "tokens_per_round": [100, 50]},
-        {"argued_flips": 0, "unargued_flips": 1, "final_in_first_round": False, "tokens_per_round": [120]},
+        {"argued_flips": 1, "unargued_flips": 2, "flips_to_unheld_answer": 1, "final_in_first_round": True,
+         "overturned_majority": True, "tokens_per_round": [100, 50]},
+        {"argued_flips": 0, "unargued_flips": 1, "flips_to_unheld_answer": 0, "final_in_first_round": False,
+         "tokens_per_round": [120]},
     ]  # fmt: skip
     signals = debate_signals(short)
-    assert signals["argued flips"] == 1 and signals["unargued flips"] == 3
+    assert signals["argued flips"] == 1 and signals["unargued flips (recorded, not adopted)"] == 3
+    assert signals["flips to an answer no expert held"] == 1
+    old = debate_signals([{k: v for k, v in m.items() if k != "flips_to_unheld_answer"} for m in short])
+    assert old["unargued flips"] == 3 and "flips to an answer no expert held" not in old  # rows before the split
     assert signals["verdict among first-round answers"] == 1 and signals["ruling overturned a correct majority"] == 1
     assert signals["tokens in round 1 (mean of 2 items)"] == 110
     assert signals["tokens in round 2 (mean of 1 items)"] == 50
-    code = [{"fixes": 2, "fixes_improved": 1, "adoptions": 1, "adopted_worse": 1, "tokens_per_round": [300]}]
+    code = [{"fixes": 2, "fixes_adopted": 1, "tokens_per_round": [300]}]
     totals = debate_signals(code)
-    assert totals["settled in round 1"] == 1 and totals["fixes that pass more visible tests"] == 1
+    assert totals["settled in round 1"] == 1 and totals["fixes adopted (passed more visible tests)"] == 1
     assert debate_signals([{"k": 5}]) == {}  # not a debate arm

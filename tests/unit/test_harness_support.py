@@ -87,6 +87,7 @@ def position(answer: str, agent: str, *, rebut: bool = False) -> Opening | Rebut
     return Rebuttal(
         claim=f"{other}: checked the sum",
         response="the other sum is off",
+        reasoning=f"added the numbers again: the sum = {answer}",
         answer=answer,
         because="a recount",
         key_arguments=["checked the sum"],

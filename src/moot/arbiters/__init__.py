@@ -4,9 +4,10 @@ the program vote of a code debate, and answer normalisation."""
 from moot._verdict import ExpertAssessment, Verdict
 from moot.arbiters._answers import agreement, modal_answer, normalise_answer
 from moot.arbiters._arbiter_files import VOTES, ArbiterSpec, known_arbiters, load_arbiter
-from moot.arbiters._majority import MajorityVote
+from moot.arbiters._majority import MajorityVote, majority_answer
 from moot.arbiters._programs import Candidate, Evidence, ProgramRuling, ProgramVote
-from moot.arbiters._protocol import Arbiter
+from moot.arbiters._protocol import Arbiter, RoundsArbiter
+from moot.arbiters._rounds_vote import RoundsVote
 from moot.arbiters._weighted import WeightedVote
 
 __all__ = [
@@ -19,11 +20,14 @@ __all__ = [
     "MajorityVote",
     "ProgramRuling",
     "ProgramVote",
+    "RoundsArbiter",
+    "RoundsVote",
     "Verdict",
     "WeightedVote",
     "agreement",
     "known_arbiters",
     "load_arbiter",
+    "majority_answer",
     "modal_answer",
     "normalise_answer",
 ]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.arbiters._majority import MajorityVote
 from moot.arbiters._protocol import Arbiter
+from moot.arbiters._rounds_vote import RoundsVote
 from moot.arbiters._weighted import WeightedVote
 from moot.catalog import entries, find_entry, read_document
 from moot.errors import ConfigError
@@ -23,9 +24,10 @@ from moot.roles import Role, role
 
 __all__ = ["VOTES", "ArbiterFile", "ArbiterSpec", "known_arbiters", "load_arbiter", "with_rubric"]
 
-VOTES: dict[str, type[MajorityVote] | type[WeightedVote]] = {
+VOTES: dict[str, type[MajorityVote] | type[WeightedVote] | type[RoundsVote]] = {
     "majority_vote": MajorityVote,
     "weighted_vote": WeightedVote,
+    "rounds_vote": RoundsVote,
 }
 
 
@@ -36,7 +38,7 @@ class ArbiterFile(BaseModel):
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str = Field(min_length=1)
-    kind: Literal["llm", "majority_vote", "weighted_vote"]
+    kind: Literal["llm", "majority_vote", "weighted_vote", "rounds_vote"]
     role: str | None = None
     """``llm`` only: the role that rules (default ``arbiter``)."""
     rubric: list[str] = []

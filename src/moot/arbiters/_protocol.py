@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 from moot._verdict import Verdict
 from moot.roles import Position
 
-__all__ = ["Arbiter"]
+__all__ = ["Arbiter", "RoundsArbiter"]
 
 
 @runtime_checkable
@@ -18,3 +18,10 @@ class Arbiter(Protocol):
     name: str
 
     async def rule(self, task: str, positions: Sequence[tuple[str, Position]]) -> Verdict: ...
+
+
+@runtime_checkable
+class RoundsArbiter(Arbiter, Protocol):
+    """An arbiter that weighs every round, not only the latest positions (a Debate gives it all rounds)."""
+
+    async def rule_rounds(self, task: str, rounds: Sequence[Sequence[tuple[str, Position]]]) -> Verdict: ...

@@ -21,13 +21,15 @@ from moot.harness.arms._team_arms import DebateArm, ReflectionArm, TestReflectio
 from moot.harness.engine._context import MODEL_ROLES, RowContext
 from moot.harness.engine._results import ResultRow, ResultStore
 from moot.harness.engine._runner import CompareOptions, Comparison, ProgressSink, run_comparison
-from moot.harness.reports._report import ArmSummary, PairSummary, Report, build_report
+from moot.harness.reports._report import ArmSummary, PairSummary, Provenance, Report, build_report
 from moot.harness.reports._stats import (
+    PairedComparison,
+    accuracy_interval,
     bootstrap_mean,
+    compare_paired,
     holm,
     matched_k,
     mcnemar_exact,
-    paired_difference,
     paired_permutation,
 )
 from moot.harness.reports._write import ReportFiles, write_report
@@ -56,7 +58,9 @@ __all__ = [
     "Meter",
     "NumericMatch",
     "PairSummary",
+    "PairedComparison",
     "ProgressSink",
+    "Provenance",
     "ReflectionArm",
     "RegexMatch",
     "Reply",
@@ -72,16 +76,17 @@ __all__ = [
     "Single",
     "Suite",
     "TestReflectionArm",
+    "accuracy_interval",
     "ask",
     "bootstrap_mean",
     "build_arm",
     "build_report",
+    "compare_paired",
     "holm",
     "known_arms",
     "load_suite",
     "matched_k",
     "mcnemar_exact",
-    "paired_difference",
     "paired_permutation",
     "register_arm",
     "register_suite",

@@ -22,7 +22,7 @@ from moot._exit_codes import PARTIAL, refuse
 from moot.errors import ConfigError
 from moot.harness.engine._results import ResultRow
 from moot.harness.engine._runner import CompareOptions, Comparison, ComparisonRun, prepare_comparison
-from moot.harness.reports._render import pairs_table, tables, terminal_table
+from moot.harness.reports._render import pairs_table, rounds_table, tables, terminal_table
 from moot.harness.reports._report import build_report
 from moot.harness.reports._write import write_report
 from moot.harness.suites._suites import SUITE_FORMS
@@ -165,6 +165,9 @@ def compare(
         raise refuse(str(exc) if isinstance(exc, ConfigError) else _one_line(exc)) from None
     report = build_report(comparison, seed=seed)
     files = write_report(report, options.out)
+    rounds = rounds_table(report)
+    if rounds is not None:  # what would explain a gain more cheaply comes first
+        out_console.print(rounds)
     out_console.print(terminal_table(report))
     if report.pairs:
         out_console.print(pairs_table(report))

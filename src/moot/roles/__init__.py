@@ -1,7 +1,6 @@
 """Roles (generator, critic, experts, ...) and the agent that plays a role on a model."""
 
 from moot.roles._agent import RoleAgent, RoleAgentConfig, parse_structured
-from moot.roles._candidate import CandidateChoice
 from moot.roles._critique import Critique
 from moot.roles._plan import Plan, Step, StepResult, ToolCall, plan_type, tool_call_type
 from moot.roles._position import NUMBER, Opening, Position, Rebuttal, claims_of, with_options, with_pattern
@@ -37,7 +36,6 @@ __all__ = [
     "NUMBER",
     "OPS",
     "PLANNER",
-    "CandidateChoice",
     "Critique",
     "Opening",
     "Plan",

@@ -69,7 +69,7 @@ class Position(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    reasoning: str = Field(default="", max_length=400)
+    reasoning: str = Field(default="", max_length=600)
     claim: str | None = Field(default=None, max_length=260)
     """Later rounds: the other expert's claim answered, as ``expert: argument``."""
     response: str | None = Field(default=None, max_length=300)
@@ -79,6 +79,9 @@ class Position(BaseModel):
     """Later rounds: the argument that changed the answer, or why the expert keeps it."""
     key_arguments: list[Argument] = Field(min_length=1, max_length=3)
     confidence: float = Field(ge=0.0, le=1.0)
+    proposed: str | None = Field(default=None, max_length=300)
+    """Later rounds: an answer the expert gave with no argument for it (neither derived in its own reasoning nor
+    held by the expert whose claim it answered). Recorded, not adopted: ``answer`` keeps the previous one."""
 
     @property
     def responds_to(self) -> str | None:
@@ -102,18 +105,32 @@ class Opening(BaseModel):
 
 
 class Rebuttal(BaseModel):
-    """Round 2 and later: answer one named claim of another expert, then restate the position."""
+    """Round 2 and later: answer one named claim of another expert, work the task again, then answer.
+
+    The reasoning comes before the answer, as in every schema a model decides in: a rebuttal that asked for
+    the answer first had the 0.5B model copy numbers from the question into it.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     claim: str = Field(min_length=3, max_length=260, description="One claim of another expert, as 'expert: argument'.")
-    response: str = Field(min_length=3, max_length=300, description="Why that claim holds or fails.")
+    response: str = Field(min_length=3, max_length=200, description="Why that claim holds or fails.")
+    reasoning: str = Field(
+        min_length=3,
+        max_length=500,
+        description="The task worked again from the start, step by step (for a number: the computation).",
+    )
     answer: str = Field(
         min_length=1,
         max_length=300,
-        description="Your answer after this round, the same or a new one, as short as possible (not the claim).",
+        description="Your answer after this round, as your reasoning found it, as short as possible.",
     )
-    because: str = Field(min_length=3, max_length=200, description="The argument that decided the answer this round.")
+    because: str = Field(
+        min_length=3,
+        max_length=150,
+        description="If the answer changed: the error in your previous answer, or the argument that convinced you; "
+        "else why you keep it.",
+    )
     key_arguments: StatedArguments
     confidence: float = Field(ge=0.0, le=1.0)
 

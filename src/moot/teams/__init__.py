@@ -4,6 +4,7 @@ from moot.hooks import RunInfo, TeamHooks
 from moot.teams._base import MootTeam
 from moot.teams._code_debate import CodeDebate, CodeDebateConfig, default_code_debate_stop
 from moot.teams._code_debate_records import CodeChoice, CodeDebateMetrics, CodeDebateResult, CodeRound
+from moot.teams._code_evidence import program_evidence
 from moot.teams._debate import Debate, default_debate_stop
 from moot.teams._debate_records import DebateMetrics, DebateResult, DebateRound
 from moot.teams._human import (
@@ -65,4 +66,5 @@ __all__ = [
     "default_planner_executor_stop",
     "known_presets",
     "load_preset",
+    "program_evidence",
 ]

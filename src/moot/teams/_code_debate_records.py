@@ -9,23 +9,25 @@ from pydantic import BaseModel
 
 from moot._blocks import Block
 from moot._result_blocks import code_debate_blocks
-from moot.arbiters import Candidate, ProgramRuling
+from moot.arbiters import Candidate, ProgramRuling, ProgramVote
 from moot.models import Meter
 from moot.teams._records import MootResult, Usage
 
 __all__ = ["CodeChoice", "CodeDebateMetrics", "CodeDebateResult", "CodeDebateState", "CodeRound", "code_metrics"]
 
-Action = Literal["wrote", "keep", "adopt", "fix"]
+Action = Literal["wrote", "keep", "fix"]
 
 
 class CodeChoice(BaseModel):
     """What one expert did in one round, and the candidate it holds afterwards."""
 
     action: Action
+    """``wrote`` (round 1), ``fix`` (its fix passed strictly more visible tests: adopted) or ``keep`` (its fix did
+    not: the expert keeps the program it had)."""
     holds: str
     reasoning: str = ""
-    called: bool = True
-    """False when the expert's candidate already passed every visible test and it kept it without a call."""
+    fixed: str | None = None
+    """Later rounds: the fix the expert wrote, adopted or not."""
 
 
 class CodeRound(BaseModel):
@@ -41,19 +43,21 @@ class CodeRound(BaseModel):
 
 
 class CodeDebateMetrics(BaseModel):
-    """How the evidence moved the experts: a debate that earns its cost fixes or adopts for a reason."""
+    """How the evidence moved the experts: a later round earns its cost only by a fix that passes more tests."""
 
     candidates: int
     first_round_passing: int
     """Round-1 candidates passing every visible test (independent answers)."""
-    keeps: int
-    adoptions: int
     fixes: int
-    fixes_improved: int
-    """Fixes that pass more visible tests than the candidate they started from."""
-    adopted_worse: int
-    """Adoptions of a candidate passing fewer visible tests than the expert's own (conformity, not evidence)."""
+    """Fixes written in later rounds."""
+    fixes_adopted: int
+    """Fixes that passed strictly more visible tests than the program they fixed (the rest stay on record only)."""
     chosen_round: int | None
+    first_round_vote: str | None = None
+    """The candidate the program vote picks among the round-1 candidates alone: what the debate would have
+    answered with no later round, at no extra call. The rounds earn their cost only by beating it."""
+    held_per_round: list[list[str]] = []
+    """The candidate each expert held after each round (expert order)."""
     tokens_per_round: list[int]
     parse_failures: int
 
@@ -61,30 +65,27 @@ class CodeDebateMetrics(BaseModel):
 def code_metrics(
     rounds: list[CodeRound], candidates: Mapping[str, Candidate], chosen: str | None, parse_failures: int
 ) -> CodeDebateMetrics:
-    choices = [(r, e, c) for r in rounds for e, c in r.choices.items()]
-    held_before: dict[str, str] = {}
-    adopted_worse = 0
-    for record in rounds:
-        for expert, choice in record.choices.items():
-            own = held_before.get(expert)
-            if choice.action == "adopt" and own is not None:
-                adopted_worse += candidates[choice.holds].evidence.passed < candidates[own].evidence.passed
-            held_before[expert] = choice.holds
-    fixed = [candidates[c.holds] for _, _, c in choices if c.action == "fix" and c.holds in candidates]
+    fixes = [c for r in rounds for c in r.choices.values() if c.fixed is not None]
     return CodeDebateMetrics(
         candidates=len(candidates),
         first_round_passing=sum(c.round == 1 and c.evidence.all_pass for c in candidates.values()),
-        keeps=sum(c.action == "keep" for _, _, c in choices),
-        adoptions=sum(c.action == "adopt" for _, _, c in choices),
-        fixes=len(fixed),
-        fixes_improved=sum(
-            f.based_on in candidates and f.evidence.passed > candidates[f.based_on].evidence.passed for f in fixed
-        ),
-        adopted_worse=adopted_worse,
+        fixes=len(fixes),
+        fixes_adopted=sum(c.action == "fix" for c in fixes),
         chosen_round=candidates[chosen].round if chosen in candidates else None,
+        first_round_vote=_first_round_vote(rounds, candidates),
+        held_per_round=[list(r.holding.values()) for r in rounds],
         tokens_per_round=[sum(r.usage.values(), Meter()).tokens for r in rounds],
         parse_failures=parse_failures,
     )
+
+
+def _first_round_vote(rounds: list[CodeRound], candidates: Mapping[str, Candidate]) -> str | None:
+    """The program vote over round 1's candidates, each expert holding its own."""
+    if not rounds or not rounds[0].choices:
+        return None
+    held = rounds[0].holding
+    first = [candidates[c] for c in held.values() if c in candidates]
+    return ProgramVote().rule(first, held).candidate if first else None
 
 
 class CodeDebateResult(MootResult):
@@ -116,7 +117,8 @@ class CodeDebateState(BaseModel):
     """Everything needed to continue a code debate exactly where it stopped. Versioned."""
 
     type: Literal["CodeDebateState"] = "CodeDebateState"
-    version: int = 1
+    version: int = 2
+    """2: later rounds are fixes adopted only when they pass more visible tests (no keep/adopt choice)."""
     task: str | None = None
     candidates: dict[str, Candidate] = {}
     rounds: list[CodeRound] = []

@@ -5,9 +5,14 @@ one to three arguments, confidence). Round k > 1: each expert sees every
 expert's last position, condensed to answer + key arguments + confidence,
 so the prompt stays the same size however many rounds run (Du et al.'s
 full-transcript debate grows with agents x rounds); it must answer one
-claim of another, named expert, copied from that list (a Rebuttal), and say
-which argument decided its answer. When a condition stops the rounds, the arbiter rules on
-the latest positions, shown in a seeded shuffled order against position bias.
+claim of another, named expert, copied from that list (a Rebuttal), work the
+task again (reasoning before its answer), and say which argument decided its
+answer. A changed answer is adopted only when argued (``_adoption``): met in
+the claim it answered, or derived in its own reasoning; otherwise it is
+recorded and the previous answer stands. When a condition stops the rounds,
+the arbiter rules: an LLM arbiter or a vote on the latest positions (shown in a
+seeded shuffled order against position bias), or a RoundsArbiter such as
+RoundsVote on every round's positions.
 """
 
 from __future__ import annotations
@@ -21,11 +26,21 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentBase, ComponentModel
 from pydantic import BaseModel
 
-from moot.arbiters import VOTES, Arbiter, MajorityVote, Verdict, WeightedVote, normalise_answer
+from moot.arbiters import (
+    VOTES,
+    Arbiter,
+    MajorityVote,
+    RoundsArbiter,
+    RoundsVote,
+    Verdict,
+    WeightedVote,
+    normalise_answer,
+)
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted
 from moot.roles import Opening, Position, Rebuttal, RoleAgent, claims_of, render_prompt, with_options, with_pattern
+from moot.teams._adoption import settle_change
 from moot.teams._base import Message, MootFault, MootTeam, checked_experts
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
 from moot.teams._records import Usage, add_usage, failed_turn, fingerprint, total_usage
@@ -41,7 +56,7 @@ class DebateConfig(BaseModel):
     name: str
     description: str
     experts: list[ComponentModel]
-    arbiter: ComponentModel | Literal["majority_vote", "weighted_vote"]
+    arbiter: ComponentModel | Literal["majority_vote", "weighted_vote", "rounds_vote"]
     """An LLM arbiter's agent, or the name of a vote (MajorityVote, WeightedVote: they have no configuration)."""
     stop: ComponentModel | None = None
     options: list[str] = []
@@ -142,6 +157,10 @@ class Debate(MootTeam, Component[DebateConfig]):
         message = await self._ask(expert, prompt, token, schema, closing=closing)
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
             raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")
+        if previous is not None and expert.name in previous.positions:
+            held = {n: normalise_answer(p.answer) for n, p in previous.positions.items() if n != expert.name}
+            own = previous.positions[expert.name]
+            message.content = settle_change(message.content, own, held, self.state.task or "")
         current.positions[expert.name] = message.content
         add_usage(current.usage, expert.name, message)
         self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
@@ -200,6 +219,9 @@ class Debate(MootTeam, Component[DebateConfig]):
     ) -> tuple[BaseChatMessage, list[Message]]:
         """The verdict message, after the record of an arbiter turn that failed (its tokens were spent) if any."""
         task = self.state.task or ""
+        if isinstance(self.arbiter, RoundsArbiter):
+            rounds = [list(r.positions.items()) for r in self.state.rounds if r.positions]
+            return self._verdict_message(await self.arbiter.rule_rounds(task, rounds), self.arbiter.name, None), []
         if not isinstance(self.arbiter, RoleAgent):
             return self._verdict_message(await self.arbiter.rule(task, shown), self.arbiter.name, None), []
         prompt = render_prompt("turns/arbiter_rule", task=task, positions=shown, options=self.options)
@@ -258,8 +280,8 @@ class Debate(MootTeam, Component[DebateConfig]):
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> DebateConfig:
-        if isinstance(self.arbiter, MajorityVote | WeightedVote):
-            arbiter: ComponentModel | Literal["majority_vote", "weighted_vote"] = self.arbiter.name  # type: ignore[assignment]
+        if isinstance(self.arbiter, MajorityVote | WeightedVote | RoundsVote):
+            arbiter: ComponentModel | Literal["majority_vote", "weighted_vote", "rounds_vote"] = self.arbiter.name  # type: ignore[assignment]
         elif isinstance(self.arbiter, ComponentBase):
             arbiter = self.arbiter.dump_component()
         else:

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from moot._blocks import Block
 from moot._result_blocks import debate_blocks
 from moot._transcript_rounds import messages_by_round
-from moot.arbiters import Verdict, agreement, modal_answer, normalise_answer
+from moot.arbiters import Verdict, agreement, majority_answer, modal_answer, normalise_answer
 from moot.models import Meter
 from moot.roles import Position
 from moot.teams._records import MootResult, Usage, add_usage
@@ -49,25 +49,35 @@ def rounds_from(transcript: Sequence[Any]) -> list[DebateRound]:
 
 
 class DebateMetrics(BaseModel):
-    """Conformity and diversity signals: small debating models conform to each other, so this is tracked."""
+    """What the rounds did: conformity, diversity, and the first-round vote every ruling is measured against."""
 
     first_round_diversity: int
     """Distinct normalised answers in round 1 (independent answers)."""
     flips: dict[str, list[int]]
     """Per expert, the rounds in which its answer changed from its previous one."""
     argued_flips: int = 0
-    """Flips made while answering a claim of an expert who held the answer moved to: an argument was met."""
+    """Changes adopted because they were argued: the expert answered a claim of an expert holding the new answer,
+    or its own reasoning derived it."""
     unargued_flips: int = 0
-    """Flips with no argument for the new answer answered that round: conformity, not persuasion."""
+    """Changes with no argument for the new answer: recorded (``Position.proposed``), not adopted."""
+    flips_to_unheld_answer: int = 0
+    """Of all changes (argued or not), those to an answer no other expert held the round before: a new answer,
+    which is neither persuasion nor conformity."""
     agreement_per_round: list[float]
     """Per completed round: a round cut short by a stop has too few answers to agree or disagree."""
-    first_round_majority: str | None
-    final_matches_first_majority: bool | None
-    """Did the verdict keep the majority of the independent first answers?"""
+    first_round_vote: str | None
+    """The majority vote over the independent round-1 answers (the vote's own tie rule): what the debate would
+    have answered with no rebuttal round, at no extra call. The rounds earn their cost only by beating it."""
+    final_matches_first_round_vote: bool | None
+    """Did the verdict keep the first-round vote?"""
     final_in_first_round: bool | None = None
     """Was the verdict one of the independent first answers (else the debate produced a new answer)?"""
     final_majority: str | None = None
     """The most common answer of the latest positions, to check whether the ruling overturned it."""
+    answers_per_round: list[list[str]] = []
+    """Every expert's answer in each round (expert order): scored per round to show where right answers go."""
+    said_per_round: list[list[str]] = []
+    """What each expert said in each round, adopted or not (an unargued change is said, not adopted)."""
     tokens_per_round: list[int] = []
     parse_failures: int
 
@@ -76,44 +86,51 @@ def debate_metrics(
     rounds: list[DebateRound], verdict: Verdict | None, parse_failures: int, *, experts: int
 ) -> DebateMetrics:
     first = [p.answer for p in rounds[0].positions.values()] if rounds else []
-    majority = modal_answer(first)[0] if first else None
-    flips, argued = _flips(rounds)
+    voted = majority_answer(list(rounds[0].positions.items()))[0] if first else None
+    vote = next((a for a in first if normalise_answer(a) == voted), None)  # as an expert wrote it
+    flips, kinds = _flips(rounds)
     decision = normalise_answer(verdict.decision) if verdict is not None else None
-    matches = None if decision is None or majority is None else decision == majority
     latest = {name: p.answer for r in rounds for name, p in r.positions.items()}
     return DebateMetrics(
         first_round_diversity=len({normalise_answer(a) for a in first}),
         flips=flips,
-        argued_flips=argued,
-        unargued_flips=sum(len(v) for v in flips.values()) - argued,
+        argued_flips=kinds["argued"],
+        unargued_flips=kinds["unargued"],
+        flips_to_unheld_answer=kinds["unheld"],
         final_in_first_round=None
         if decision is None or not first
         else decision in {normalise_answer(a) for a in first},
         final_majority=modal_answer(list(latest.values()))[0] if latest else None,
+        answers_per_round=[[p.answer for p in r.positions.values()] for r in rounds],
+        said_per_round=[[p.proposed or p.answer for p in r.positions.values()] for r in rounds],
         tokens_per_round=[sum(r.usage.values(), Meter()).tokens for r in rounds],
         agreement_per_round=[r.agreement for r in rounds if len(r.positions) == experts],
-        first_round_majority=majority,
-        final_matches_first_majority=matches,
+        first_round_vote=vote,
+        final_matches_first_round_vote=None if decision is None or voted is None else decision == voted,
         parse_failures=parse_failures,
     )
 
 
-def _flips(rounds: list[DebateRound]) -> tuple[dict[str, list[int]], int]:
-    """Per expert the rounds its answer changed in, and how many of those changes met an argument for the
-    new answer (the claim answered belonged to an expert who held that answer in the previous round)."""
+def _flips(rounds: list[DebateRound]) -> tuple[dict[str, list[int]], dict[str, int]]:
+    """Per expert the rounds its answer changed in, and every change it made by kind: argued (adopted: it met
+    an argument or derived the answer, see ``moot.teams._adoption``), unargued (recorded in ``proposed``, not
+    adopted) and, of either, those to an answer no other expert held the round before."""
     flips: dict[str, list[int]] = {}
     previous: dict[str, str] = {}
-    argued = 0
+    kinds = {"argued": 0, "unargued": 0, "unheld": 0}
     for record in rounds:
         held = dict(previous)
         for name, position in record.positions.items():
-            answer = normalise_answer(position.answer)
+            said = normalise_answer(position.proposed or position.answer)
             flips.setdefault(name, [])
-            if name in previous and previous[name] != answer:
-                flips[name].append(record.round)
-                argued += position.responds_to is not None and held.get(position.responds_to) == answer
-            previous[name] = answer
-    return flips, argued
+            if name in previous and previous[name] != said:
+                adopted = position.proposed is None
+                kinds["argued" if adopted else "unargued"] += 1
+                kinds["unheld"] += said not in {a for n, a in held.items() if n != name}
+                if adopted:
+                    flips[name].append(record.round)
+            previous[name] = normalise_answer(position.answer)
+    return flips, kinds
 
 
 class DebateResult(MootResult):

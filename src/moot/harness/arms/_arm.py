@@ -39,6 +39,12 @@ class Attempt:
     metrics: dict[str, Any] = field(default_factory=dict)
     candidates: list[str] = field(default_factory=list)
     """Answers proposed on the way (samples, debaters' positions): scored for the oracle gap when cheap."""
+    first_round: str | None = None
+    """The answer the arm held after its first round, found with no extra call (a debate: its first-round
+    vote; a reflection: its first draft). Scored beside the final answer: what the later rounds bought."""
+    round_answers: list[list[str]] = field(default_factory=list)
+    """Every position held in each round (debaters' answers, code debaters' programs): scored to show the
+    share of right positions per round."""
 
 
 class Arm(Protocol):

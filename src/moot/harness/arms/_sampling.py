@@ -1,10 +1,16 @@
-"""The call-count baselines: ``single`` (one generator call) and ``self-consistency`` (k samples + majority vote).
+"""The call-count baselines: ``single`` (one generator call), ``self-consistency`` (k samples + a vote) and
+``best-of-k-tests`` (k code samples, the visible tests pick).
 
 Self-consistency is the baseline debate must beat at equal compute: published
 debate gains mostly vanish against a majority vote of as many samples. Each sample runs on its own
 seed at a sampling temperature (0.7 unless the spec sets one), so samples
-differ and each has its own cache entry. Code samples are voted on by
-behaviour (see ``_vote``); short answers by normalised plurality.
+differ and each has its own cache entry. Samples are the arm's own (seeds
+``SAMPLE_SEEDS`` on), unless ``samples=debate`` draws them as the debate's
+experts draw their first answers (same seeds: on code, the same programs),
+so that the two differ only in what follows. Code samples are chosen on the
+evidence a code debate gets (see ``_vote``): self-consistency by behaviour
+consensus, best-of-k-tests by visible tests first, exactly as the code
+debate's program vote; short answers by normalised plurality.
 """
 
 from __future__ import annotations
@@ -12,19 +18,23 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot.errors import ConfigError
 from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, register_arm
 from moot.harness.arms._prompts import ShortAnswer, solver
-from moot.harness.arms._vote import vote_answers, vote_programs
+from moot.harness.arms._vote import Selection, select_programs, vote_answers
 from moot.harness.engine._context import RowContext
 from moot.harness.suites._items import Item, Suite
 from moot.models import ModelSpec
 from moot.roles import GENERATOR
 
-__all__ = ["SelfConsistency", "Single", "short_answer"]
+__all__ = ["SAMPLE_SEEDS", "BestOfKTests", "SelfConsistency", "Single", "short_answer"]
+
+SAMPLE_SEEDS = 100
+"""A sampling arm's own sample i runs on seed base + SAMPLE_SEEDS + i: never a debate expert's seed (base + i)."""
 
 
 def short_answer(reply: Reply) -> str:
@@ -76,33 +86,51 @@ class Single:
         return Attempt(answer, stop_reason=stop, parse_failures=reply.parse_failures, partial=reply.failed)
 
 
-class SelfConsistencySettings(BaseModel):
+class SamplingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     k: int = Field(default=5, ge=1, le=64)
     """Samples per item (with ``--compute-matched``: the debate arm's mean calls per item)."""
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     """Sampling temperature, used unless the generator's spec sets one."""
+    samples: Literal["own", "debate"] = "own"
+    """``own``: this arm's own samples; ``debate``: the samples a debate's experts draw as first answers."""
 
 
 class SelfConsistency:
-    """k independent samples, majority vote (see module docstring)."""
+    """k independent samples and a vote (see module docstring)."""
 
     name = "self-consistency"
+    selection: Selection = "vote"
 
     def __init__(self, options: Mapping[str, str] | None = None, **override: Any) -> None:
-        self.config = arm_settings(SelfConsistencySettings, self.name, {**(options or {}), **override})
+        self.config = arm_settings(SamplingSettings, self.name, {**(options or {}), **override})
 
     @property
     def settings(self) -> Mapping[str, Any]:
-        return self.config.model_dump()
+        """The configuration (the rows' key). ``samples=debate`` is what every row drew before the option
+        existed, so it is left out: those rows keep their key and are found as what they are."""
+        settings = self.config.model_dump()
+        if settings["samples"] == "debate":
+            del settings["samples"]
+        return settings
+
+    def with_k(self, k: int) -> SelfConsistency:
+        """This arm with ``k`` samples (``--k``, ``--compute-matched``), every other setting kept."""
+        return type(self)(None, **{**self.config.model_dump(), "k": k})
+
+    def sample_seeds(self, base: int) -> list[int]:
+        """The seeds of this arm's samples (reports name arms that share samples)."""
+        first = base if self.config.samples == "debate" else base + SAMPLE_SEEDS
+        return list(range(first, first + self.config.k))
 
     def check(self, suite: Suite) -> None:
-        """Runs on any suite: code is voted on by behaviour, short answers by plurality."""
+        """Runs on any suite: code is chosen on execution evidence, short answers by plurality."""
 
     async def solve(self, item: Item, ctx: RowContext) -> Attempt:
         code = item.code is not None
-        specs = [ctx.sampled("generator", i, self.config.temperature) for i in range(self.config.k)]
+        offset = 0 if self.config.samples == "debate" else SAMPLE_SEEDS
+        specs = [ctx.sampled("generator", offset + i, self.config.temperature) for i in range(self.config.k)]
         results = await asyncio.gather(*(_one(item, ctx, code, spec) for spec in specs))
         answers = [answer for reply, answer in results if not reply.failed]
         parse_failures = sum(reply.parse_failures for reply, _ in results)
@@ -117,13 +145,13 @@ class SelfConsistency:
             )
         if code:
             assert item.code is not None
-            vote = await vote_programs(item.code, answers, ctx.sandbox)
+            vote = await select_programs(item.code, answers, ctx.sandbox, self.selection)
         else:
             vote = vote_answers(answers)
         metrics.update(vote.metrics)
         return Attempt(
             answers[vote.winner],
-            stop_reason=f"{self.config.k} samples, {vote.method} vote",
+            stop_reason=f"{self.config.k} samples, {vote.method}",
             parse_failures=parse_failures,
             partial=len(answers) < self.config.k,
             metrics=metrics,
@@ -131,5 +159,25 @@ class SelfConsistency:
         )
 
 
+class BestOfKTests(SelfConsistency):
+    """k code samples; the most visible tests passed wins, then the larger behaviour group (CodeT, AlphaCode).
+
+    What a code debate's round 1 amounts to without its later rounds, at any k: the honest baseline for a
+    debate whose ruling is the program vote. Shares self-consistency's samples by default (same seeds), so
+    the two differ only in selection.
+    """
+
+    name = "best-of-k-tests"
+    selection: Selection = "tests"
+
+    def check(self, suite: Suite) -> None:
+        if not suite.has_visible_tests:
+            raise ConfigError(
+                f"arm 'best-of-k-tests' needs a suite whose items have visible tests (humaneval, or a file whose "
+                f"items have 'tests'); {suite.label!r} has none: use 'self-consistency' there instead"
+            )
+
+
 register_arm(Single.name, Single)
 register_arm(SelfConsistency.name, SelfConsistency)
+register_arm(BestOfKTests.name, BestOfKTests)

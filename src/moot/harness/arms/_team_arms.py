@@ -7,8 +7,10 @@
   tests (docstring examples), never the scoring tests; only on suites with tests.
 * debate: experts (each on its own seed, at a sampling temperature) answer
   independently, rebut for up to ``rounds`` rounds or until they agree, and an
-  arbiter rules. Short answers: a majority vote rules by default (no position
-  or verbosity bias; ``arbiter=llm`` for an LLM). Code: a CodeDebate, where
+  arbiter rules. Short answers: by default a vote over every round's positions,
+  ties to the first-round vote (RoundsVote: no position or verbosity bias, and
+  the independent first answers keep their weight); ``arbiter=vote`` for the
+  last round's majority, ``arbiter=llm`` for an LLM. Code: a CodeDebate, where
   each expert writes a program, every program runs on the visible tests,
   experts keep, adopt or fix in later rounds, and the program vote picks the
   program. (Debating the *approach* in prose and implementing the ruling
@@ -22,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.arbiters import MajorityVote
+from moot.arbiters import Arbiter, MajorityVote, RoundsVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Attempt, arm_settings, register_arm
@@ -47,8 +49,14 @@ class ReflectionSettings(BaseModel):
 
 def _reflection_attempt(result: ReflectionResult, code: bool) -> Attempt:
     answer = result.answer or ""
+
+    def final(draft: str) -> str:
+        return draft if code else answer_from_draft(draft)
+
     return Attempt(
-        answer if code else answer_from_draft(answer),
+        final(answer),
+        first_round=final(result.rounds[0].draft) if result.rounds else None,
+        round_answers=[[final(r.draft)] for r in result.rounds],
         rounds=len(result.rounds),
         stop_reason=result.stop_reason or "",
         parse_failures=result.parse_failures,
@@ -129,8 +137,9 @@ class DebateSettings(BaseModel):
 
     experts: int = Field(default=3, ge=2, le=MAX_EXPERTS)
     rounds: int = Field(default=2, ge=1, le=10)
-    arbiter: Literal["auto", "vote", "llm"] = "auto"
-    """auto: a vote (majority for short answers, the program vote for code); llm: an LLM arbiter (short answers)."""
+    arbiter: Literal["auto", "rounds", "vote", "llm"] = "auto"
+    """Short answers: ``rounds`` (auto) a vote over every round's positions, ties to the first-round vote;
+    ``vote`` a majority of the last round; ``llm`` an LLM arbiter. Code: the program vote (auto, vote)."""
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     """The experts' sampling temperature, used unless their spec sets one."""
 
@@ -151,8 +160,12 @@ class DebateArm:
         if suite.answer_format == "code" and self.config.arbiter == "llm":
             raise ConfigError(
                 "arm 'debate': code debates are ruled by the program vote (tests passed, then experts holding "
-                "the same behaviour), not by an LLM; valid arbiter values for code: auto, vote"
+                "the same behaviour), not by an LLM; valid arbiter values for code: auto, rounds, vote"
             )
+
+    def sample_seeds(self, base: int) -> list[int]:
+        """The seeds the experts' first answers are drawn on (expert i on base + i - 1)."""
+        return list(range(base, base + self.config.experts))
 
     def _experts(self, ctx: RowContext, role: Role) -> list[RoleAgent]:
         """Each expert on its own seed: expert i samples exactly as self-consistency's sample i - 1 does."""
@@ -170,7 +183,7 @@ class DebateArm:
         if item.code is not None:
             return await self._solve_code(item, item.code, ctx)
         experts = self._experts(ctx, SHORT_DEBATER)
-        arbiter = ctx.agent(ARBITER, model_role="arbiter") if self.config.arbiter == "llm" else MajorityVote()
+        arbiter = self._arbiter(ctx)
         stop = Consensus() | MaxRounds(self.config.rounds)
         team = ctx.prepare(
             Debate(experts, arbiter, stop=stop, options=item.options, answer_pattern=item.answer_pattern, seed=ctx.seed)
@@ -188,7 +201,14 @@ class DebateArm:
             partial=result.partial or result.verdict is None,
             metrics=metrics,
             candidates=[p.answer for r in result.rounds for p in r.positions.values()],
+            first_round=result.metrics.first_round_vote if result.metrics else None,
+            round_answers=[[p.answer for p in r.positions.values()] for r in result.rounds],
         )
+
+    def _arbiter(self, ctx: RowContext) -> RoleAgent | Arbiter:
+        if self.config.arbiter == "llm":
+            return ctx.agent(ARBITER, model_role="arbiter")
+        return MajorityVote() if self.config.arbiter == "vote" else RoundsVote()
 
     async def _solve_code(self, item: Item, code: CodeTask, ctx: RowContext) -> Attempt:
         """Candidates, visible-test evidence, keep/adopt/fix rounds, the program vote (see CodeDebate)."""
@@ -206,6 +226,8 @@ class DebateArm:
         assert isinstance(result, CodeDebateResult)
         metrics: dict[str, Any] = result.metrics.model_dump() if result.metrics else {}
         metrics["chosen"] = result.ruling.candidate if result.ruling else None
+        code_of = {c.id: _fenced(c.code) for c in result.candidates}
+        first = result.metrics.first_round_vote if result.metrics else None
         return Attempt(
             _fenced(result.answer) if result.answer is not None else "",
             rounds=len(result.rounds),
@@ -214,6 +236,8 @@ class DebateArm:
             partial=result.partial,
             metrics=metrics,
             candidates=[_fenced(c.code) for c in result.candidates],
+            first_round=code_of.get(first) if first else None,
+            round_answers=[[code_of[c] for c in held] for held in metrics.get("held_per_round", [])],
         )
 
 

@@ -1,30 +1,38 @@
-"""Majority votes for self-consistency: over normalised short answers, or over programs' behaviour.
+"""How sampling arms pick one answer: a plurality over short answers, and two selections over programs.
 
-Programs rarely agree as text, so samples are grouped by what they *do*: each
-runs on the docstring's example calls (inputs only, expected values unused)
-in the sandbox, and samples that return the same outputs form one group
-(execution-based agreement, as in MBR-exec / CodeT). The largest group wins;
-its earliest sample is the answer. Samples that fail to load never win
-while any sample loads. Without example calls, the vote falls back to the
-programs' normalised syntax trees.
+Programs rarely agree as text, so each sample is run once in the sandbox on the
+visible tests and the docstring's example calls (the evidence a code debate
+gets, from the one owner of it: :func:`moot.teams.program_evidence`), and
+samples whose outputs on the example calls agree form one behaviour group
+(execution-based agreement, as in MBR-exec / CodeT). The two selections differ
+only in what comes first:
+
+* ``vote``, self-consistency's: the largest behaviour group wins (consensus
+  first), ties to the group passing more visible tests, then the earliest;
+* ``tests``, best-of-k's: the most visible tests passed wins (the tests filter
+  first, as in CodeT and AlphaCode), ties to the larger behaviour group, then
+  the earliest: exactly the program vote a code debate rules with.
+
+Samples that fail to load never win while any sample loads. Without example
+calls, behaviour is the visible-test outcomes plus the syntax tree.
 """
 
 from __future__ import annotations
 
-import ast
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-from moot.arbiters import normalise_answer
+from moot.arbiters import Candidate, Evidence, ProgramVote, normalise_answer
 from moot.harness.suites._items import CodeTask
-from moot.programs import assemble_program, extract_code
-from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, probe_signature, probe_test
+from moot.sandbox import SandboxLimits, SandboxRunner
+from moot.teams import program_evidence
 
-__all__ = ["Vote", "vote_answers", "vote_programs"]
+__all__ = ["Selection", "Vote", "select_programs", "vote_answers"]
 
 _PROBE_LIMITS = SandboxLimits(wall_seconds=20, test_seconds=10, cpu_seconds=15, output_chars=50_000)
 _BROKEN = "<broken>"
+Selection = Literal["vote", "tests"]
 
 
 @dataclass(frozen=True)
@@ -35,10 +43,19 @@ class Vote:
     groups: list[int] = field(default_factory=list)
     """Group sizes, largest first."""
     method: str = "answer"
+    passed: list[int] = field(default_factory=list)
+    """Programs: visible tests each sample passed."""
 
     @property
     def metrics(self) -> dict[str, object]:
-        return {"vote": self.method, "groups": self.groups, "top_votes": self.groups[0] if self.groups else 0}
+        found: dict[str, object] = {
+            "vote": self.method,
+            "groups": self.groups,
+            "top_votes": max(self.groups, default=0),
+        }
+        if self.passed:
+            found["visible_passed"] = self.passed
+        return found
 
 
 def _plurality(keys: Sequence[str]) -> Vote:
@@ -58,30 +75,38 @@ def vote_answers(answers: Sequence[str]) -> Vote:
     return _plurality([normalise_answer(a) or _BROKEN for a in answers])
 
 
-def _syntax_key(code: str) -> str:
-    try:
-        return ast.dump(ast.parse(code))
-    except SyntaxError:
-        return _BROKEN
+def _group_sizes(evidence: Sequence[Evidence]) -> list[int]:
+    counts: dict[str, int] = {}
+    for e in evidence:
+        counts[e.behaviour] = counts.get(e.behaviour, 0) + 1
+    return sorted(counts.values(), reverse=True)
 
 
-async def _behaviour(program: str, test: str, sandbox: SandboxRunner) -> str:
-    result = await asyncio.to_thread(sandbox, program, [test], _PROBE_LIMITS)
-    if result.status is SandboxStatus.TOOL_FAULT:
-        return _BROKEN
-    return probe_signature(result) or _BROKEN
+def _by_consensus(evidence: Sequence[Evidence]) -> int:
+    """The largest behaviour group of samples that load, then more visible tests, then the earliest."""
+    loads = [i for i, e in enumerate(evidence) if e.behaviour != "<no output>"] or list(range(len(evidence)))
+    size = {i: sum(evidence[j].behaviour == evidence[i].behaviour for j in loads) for i in loads}
+    return max(loads, key=lambda i: (size[i], evidence[i].passed, -i))
 
 
-async def vote_programs(task: CodeTask, drafts: Sequence[str], sandbox: SandboxRunner) -> Vote:
-    """Group drafts by their outputs on the task's probe calls (see module docstring)."""
+async def select_programs(task: CodeTask, drafts: Sequence[str], sandbox: SandboxRunner, how: Selection) -> Vote:
+    """Pick one draft on the evidence (see module docstring)."""
     if not drafts:
-        raise ValueError("no programs to vote on")
-    if not task.probe_calls:
-        keys = [_syntax_key(extract_code(d)[0]) for d in drafts]
-        return Vote(_plurality(keys).winner, _plurality(keys).groups, "syntax")
-    test = probe_test(task.probe_calls)
-    keys = []
+        raise ValueError("no programs to choose from")
+    evidence = []
     for draft in drafts:  # one at a time: the sandbox is CPU-bound and the machine may be small
-        keys.append(await _behaviour(assemble_program(task.stub, draft, task.entry_point), test, sandbox))
-    vote = _plurality(keys)
-    return Vote(vote.winner, vote.groups, "execution")
+        evidence.append(
+            await program_evidence(
+                draft, task.visible_tests, runner=sandbox, limits=_PROBE_LIMITS, stub=task.stub,
+                entry_point=task.entry_point, probe_calls=task.probe_calls, tool="sample sandbox",
+            )
+        )  # fmt: skip
+    if how == "vote":
+        winner = _by_consensus(evidence)
+    else:
+        candidates = [
+            Candidate(id=str(i), author=f"sample_{i}", round=1, code="", evidence=e) for i, e in enumerate(evidence)
+        ]
+        held = {c.author: c.id for c in candidates}
+        winner = int(ProgramVote().rule(candidates, held).candidate)
+    return Vote(winner, _group_sizes(evidence), f"execution, {how} first", [e.passed for e in evidence])

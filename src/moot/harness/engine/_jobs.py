@@ -19,6 +19,7 @@ from moot._redact import redact
 from moot.errors import ConfigError
 from moot.harness.engine._calls import ClientFactory
 from moot.harness.engine._context import RowContext
+from moot.harness.engine._provenance import code_version, machine
 from moot.harness.engine._results import ResultRow
 from moot.harness.suites._items import Item, ScoreContext
 from moot.models import Meter
@@ -26,7 +27,7 @@ from moot.roles import RoleModels
 from moot.sandbox import SandboxRunner
 
 if TYPE_CHECKING:
-    from moot.harness.arms._arm import Arm
+    from moot.harness.arms._arm import Arm, Attempt
 
 __all__ = ["Job", "RowOutcome", "compute_row"]
 
@@ -79,11 +80,8 @@ async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, 
         score_ctx = RowContext(job.models, clients, scoring, seed=job.seed, sandbox=sandbox)
         score = await job.item.scorer.score(job.item, attempt.answer, score_ctx)
         metrics = dict(attempt.metrics)
-        if attempt.candidates and job.item.scorer.cheap:
-            metrics["oracle"] = await _oracle(job.item, attempt.candidates, score.value, score_ctx)
-        if metrics.get("final_majority") and job.item.scorer.cheap:  # did the ruling overturn a right majority?
-            majority = await job.item.scorer.score(job.item, metrics["final_majority"], score_ctx)
-            metrics["overturned_majority"] = majority.value > score.value
+        if job.item.scorer.cheap:
+            metrics |= await _counterfactuals(job.item, attempt, score.value, score_ctx)
         row = row.model_copy(update={
             "answer": attempt.answer, "score": score.value, "score_detail": score.detail, "rounds": attempt.rounds,
             "stop_reason": attempt.stop_reason, "parse_failures": attempt.parse_failures,
@@ -112,12 +110,40 @@ def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> d
         "cost_usd": meter.cost,
         "wall_seconds": round(seconds, 3),
         "trace_ids": traces,
+        "code_version": code_version(),
+        "machine": machine(),
     }
 
 
-async def _oracle(item: Item, candidates: list[str], final: float, ctx: ScoreContext) -> dict[str, Any]:
-    """Was a better answer proposed along the way (and then voted out)? Cheap scorers only."""
-    distinct = list(dict.fromkeys(c for c in candidates if c))
-    scores = [(await item.scorer.score(item, c, ctx)).value for c in distinct]
-    best = max(scores, default=0.0)
-    return {"candidates": len(distinct), "best": best, "gap": best > final}
+class _Scores:
+    """Scores of answers to one item, each distinct answer scored once (code answers cost a sandbox run)."""
+
+    def __init__(self, item: Item, ctx: ScoreContext, known: dict[str, float]) -> None:
+        self.item, self.ctx, self.known = item, ctx, known
+
+    async def __call__(self, answer: str) -> float:
+        if answer not in self.known:
+            self.known[answer] = (await self.item.scorer.score(self.item, answer, self.ctx)).value
+        return self.known[answer]
+
+
+async def _counterfactuals(item: Item, attempt: Attempt, final: float, ctx: ScoreContext) -> dict[str, Any]:
+    """What the row's other answers would have scored, with no model call (cheap scorers only).
+
+    ``oracle``: was a better answer proposed along the way and then lost? ``first_round_score``: the answer
+    the arm held after round 1 (a debate's first-round vote, a reflection's first draft). ``position_scores``:
+    every position per round. ``overturned_majority``: did the ruling lose a right final majority?
+    """
+    score = _Scores(item, ctx, {attempt.answer: final})
+    found: dict[str, Any] = {}
+    if attempt.candidates:
+        distinct = list(dict.fromkeys(c for c in attempt.candidates if c))
+        best = max([await score(c) for c in distinct], default=0.0)
+        found["oracle"] = {"candidates": len(distinct), "best": best, "gap": best > final}
+    if attempt.first_round is not None:
+        found["first_round_score"] = await score(attempt.first_round)
+    if attempt.round_answers:
+        found["position_scores"] = [[await score(a) for a in answers] for answers in attempt.round_answers]
+    if attempt.metrics.get("final_majority"):
+        found["overturned_majority"] = await score(attempt.metrics["final_majority"]) > final
+    return found

@@ -29,7 +29,8 @@ _COLUMNS = (
     "suite", "item", "arm_key", "arm", "settings", "models", "status", "answer", "score", "score_detail",
     "prompt_tokens", "completion_tokens", "billed_prompt_tokens", "billed_completion_tokens", "model_calls",
     "billed_calls", "scoring_calls", "scoring_billed_calls", "wall_seconds", "rounds", "stop_reason",
-    "parse_failures", "partial", "metrics", "error", "trace_ids", "finished_at", "cost_usd",
+    "parse_failures", "partial", "metrics", "error", "trace_ids", "finished_at", "cost_usd", "code_version",
+    "machine",
 )  # fmt: skip
 MIGRATIONS: list[Migration] = [
     (
@@ -52,6 +53,8 @@ MIGRATIONS: list[Migration] = [
         """,
     ),
     ("0002_row_cost", "ALTER TABLE rows ADD COLUMN cost_usd REAL"),
+    ("0003_row_code_version", "ALTER TABLE rows ADD COLUMN code_version TEXT"),
+    ("0004_row_machine", "ALTER TABLE rows ADD COLUMN machine TEXT"),
 ]
 """The results file's schema, as named migrations (see ``moot.store.migrate``)."""
 
@@ -98,6 +101,11 @@ class ResultRow(TokenTotals, BaseModel):
     error: str | None = None
     trace_ids: list[str] = []
     finished_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    code_version: str | None = None
+    """The git commit (or moot version) the row's answer was computed at; None for rows from before this was
+    recorded."""
+    machine: str | None = None
+    """The CPU and cores the row was computed on."""
 
     def values(self) -> tuple[Any, ...]:
         data = self.model_dump()

@@ -5,9 +5,10 @@ comparison still holds paired data; at most ``concurrency`` x endpoints rows
 are in flight, and each endpoint takes at most ``concurrency`` calls at once.
 Each row is written as it finishes; a re-run computes only rows that are
 missing or failed. ``rerun`` recomputes every row through the cache (a
-replay) and keeps each stored row the replay reproduced, so its billed
-tokens and wall time stay those of the run that paid for it. With
-``compute_matched``, self-consistency waits for the debate rows and takes
+replay); a row the replay reproduced keeps the billed tokens, wall time and
+origin of the run that paid for it, and takes the metrics the current code
+derives from the same answers. With
+``compute_matched``, the sampling arms (self-consistency, best-of-k-tests) wait for the debate rows and take
 k = the debate arm's mean calls per item.
 
 Faults are classified: bad configuration (ConfigError, an unavailable model)
@@ -52,6 +53,12 @@ __all__ = [
 ]
 
 RESULTS_FILE = "results.sqlite3"
+_PAID = (
+    "billed_prompt_tokens", "billed_completion_tokens", "billed_calls", "scoring_billed_calls", "cost_usd",
+    "wall_seconds", "trace_ids", "finished_at", "code_version", "machine",
+)  # fmt: skip
+"""What a replayed row keeps from the run that paid for it; the rest (metrics derived from the same answers
+by the current code) is recomputed."""
 
 
 class CompareOptions(BaseModel):
@@ -110,6 +117,8 @@ class Comparison:
     meter: Meter = field(default_factory=Meter)
     """Calls made by this run (arms and scoring): billed_calls == 0 on a replay."""
     matched_k: int | None = None
+    role_models: RoleModels | None = None
+    """The model specs behind ``models`` (for provenance: what identifies each model)."""
 
     @property
     def results_path(self) -> Path:
@@ -141,7 +150,7 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ArmRun]:
     for spec in options.arms:
         arm = build_arm(spec)
         if isinstance(arm, SelfConsistency) and options.k is not None:
-            arm = SelfConsistency(None, **{**arm.settings, "k": options.k})
+            arm = arm.with_k(options.k)
         arm.check(suite)
         runs.append(ArmRun(spec.strip(), arm))
     labels = [r.label for r in runs]
@@ -150,8 +159,8 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ArmRun]:
     if options.compute_matched:
         if not any(r.arm.name == "debate" for r in runs) or not any(isinstance(r.arm, SelfConsistency) for r in runs):
             raise ConfigError(
-                "--compute-matched sizes self-consistency's k to the debate arm's calls: "
-                "list both arms, e.g. --arms debate,self-consistency"
+                "--compute-matched sizes the sampling arms' k (self-consistency, best-of-k-tests) to the debate "
+                "arm's calls: list both kinds, e.g. --arms debate,self-consistency"
             )
         if sum(r.arm.name == "debate" for r in runs) > 1:
             raise ConfigError("--compute-matched needs exactly one debate arm to match")
@@ -183,7 +192,7 @@ class ComparisonRun:
         except ConfigError:
             self.executor.close()
             raise
-        self.result = Comparison(options, self.suite, self.arms, self.labels)
+        self.result = Comparison(options, self.suite, self.arms, self.labels, role_models=self.models)
 
     def close(self) -> None:
         self.store.close()
@@ -200,8 +209,9 @@ class ComparisonRun:
             k = self._matched_k()
             self.result.matched_k = k
             for r in matched:
-                r.arm = SelfConsistency(None, **{**r.arm.settings, "k": k})
-            await self._phase(f"self-consistency, k={k} (matched)", matched)
+                assert isinstance(r.arm, SelfConsistency)
+                r.arm = r.arm.with_k(k)
+            await self._phase(f"{', '.join(r.label for r in matched)}, k={k} (matched)", matched)
         self.result.rows = self._rows()
         return self.result
 
@@ -250,21 +260,24 @@ class ComparisonRun:
         if outcome.fatal is not None:
             raise ConfigError(outcome.fatal)
         row = outcome.row
-        if self._replays(row):
-            self.result.replayed += 1  # the stored row keeps what the paid run measured (billed tokens, time)
-        else:
-            self.store.put(row)
+        old = self._replayed(row)
+        if old is not None:
+            self.result.replayed += 1  # the row keeps what the paid run measured (billed tokens, time, origin)
+            row = row.model_copy(update={k: getattr(old, k) for k in _PAID})
+        self.store.put(row)
         self.result.computed += row.status == "done"
         self.result.failed += row.status == "error"
         self.result.meter += outcome.meter
         self.progress.advance(row)
 
-    def _replays(self, row: ResultRow) -> bool:
-        """A rerun row that came wholly from the cache and agrees with the stored one."""
+    def _replayed(self, row: ResultRow) -> ResultRow | None:
+        """The stored row a rerun row replays: it came wholly from the cache and agrees with it."""
         if not self.options.rerun or row.status != "done" or row.billed_calls or row.scoring_billed_calls:
-            return False
+            return None
         old = self.store.get(row.suite, row.item, row.arm_key)
-        return old is not None and old.status == "done" and (old.answer, old.score) == (row.answer, row.score)
+        if old is None or old.status != "done" or (old.answer, old.score) != (row.answer, row.score):
+            return None
+        return old
 
 
 def check_out_dir(out: Path) -> None:

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from moot._blocks import Block, Bullets, Heading, Image, Paragraph, to_html, to_markdown
+from moot._blocks import Block, Bullets, Heading, Image, Note, Paragraph, to_html, to_markdown
 from moot._blocks import Table as BlockTable
-from moot.harness.reports._report import Report
+from moot.harness.reports._report import ROUNDED_ARMS, ArmSummary, PairSummary, Report, first_round_name
 
-__all__ = ["Tables", "document", "markdown", "page", "tables", "terminal_table"]
+__all__ = ["Tables", "document", "markdown", "page", "pairs_table", "rounds_table", "tables", "terminal_table"]
 
 PLOT_FILE = "cost_accuracy.png"
 
@@ -22,6 +22,8 @@ class Tables:
     arms: tuple[list[str], list[list[str]]]
     pairs: tuple[list[str], list[list[str]]]
     notes: list[str]
+    rounds: tuple[list[str], list[list[str]]] = ([], [])
+    """What each arm's later rounds bought over its own round 1 (arms with rounds only)."""
 
 
 def _pct(value: float) -> str:
@@ -40,6 +42,32 @@ def _p(value: float) -> str:
 
 def _settings(settings: dict[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in settings.items())
+
+
+def _pts(value: float) -> str:
+    return f"{100 * value:+.1f} pts" if math.isfinite(value) else "–"
+
+
+def _ci_pts(pair: PairSummary) -> str:
+    if not math.isfinite(pair.ci_low):
+        return "–"
+    flag = "" if pair.agrees else " (disagrees with the test)"
+    return f"[{100 * pair.ci_low:+.1f}, {100 * pair.ci_high:+.1f}]{flag}"
+
+
+def _rounds_row(arm: ArmSummary) -> list[str]:
+    bought, changed = arm.rounds_bought, arm.rounds_changed or {}
+    assert bought is not None and arm.first_round_vote is not None
+    shares = " → ".join(_pct(s) for s in arm.correct_share_per_round) or "–"
+    return [arm.label, first_round_name(arm.name), str(bought.n), _pct(arm.first_round_vote), _pct(arm.accuracy),
+            _pts(bought.difference), _ci_pts(bought), _p(bought.p_value),
+            f"{changed.get('better', 0)} / {changed.get('worse', 0)}", shares]  # fmt: skip
+
+
+_ROUNDS_HEAD = [
+    "arm", "round 1 is", "n", "round-1 accuracy", "final accuracy", "what the rounds bought", "95% CI", "p",
+    "items better / worse", "right positions per round",
+]  # fmt: skip
 
 
 def tables(report: Report) -> Tables:
@@ -68,16 +96,16 @@ def tables(report: Report) -> Tables:
     ]  # fmt: skip
     pair_head = ["A vs B", "n", "A − B", "95% CI", "test", "p", "p (Holm)", "only A right / only B right"]
     pair_rows = [
-        [f"{p.a} vs {p.b}", str(p.n), f"{100 * p.difference:+.1f} pts" if math.isfinite(p.difference) else "–",
-         f"[{100 * p.ci_low:+.1f}, {100 * p.ci_high:+.1f}]" if math.isfinite(p.ci_low) else "–", p.test,
-         _p(p.p_value), _p(p.p_holm), f"{p.a_only} / {p.b_only}" if report.binary else "–"]
+        [f"{p.a} vs {p.b}", str(p.n), _pts(p.difference), _ci_pts(p), p.test, _p(p.p_value), _p(p.p_holm),
+         f"{p.a_only} / {p.b_only}" if report.binary else "–"]
         for p in report.pairs
     ]  # fmt: skip
     if any(a.mean_cost_usd is not None for a in report.arms):  # only when prices are known
         arm_head.insert(9, "cost/item")
         for arm, row in zip(report.arms, arm_rows, strict=True):
             row.insert(9, "–" if arm.mean_cost_usd is None else f"${arm.mean_cost_usd:.4g}")
-    return Tables((arm_head, arm_rows), (pair_head, pair_rows), _notes(report))
+    rounds = [_rounds_row(a) for a in report.arms if a.rounds_bought is not None and a.first_round_vote is not None]
+    return Tables((arm_head, arm_rows), (pair_head, pair_rows), _notes(report), (_ROUNDS_HEAD, rounds))
 
 
 def _notes(report: Report) -> list[str]:
@@ -95,17 +123,35 @@ def _notes(report: Report) -> list[str]:
         + ("; the rest came from the cache." if report.run_calls > report.run_billed_calls else "."),
         "Tokens and calls per item are logical (every call, cache hits included: the compute an arm used); "
         "billed counts only calls that reached the model when the row was computed.",
-        "Scores are binary, so pairs use McNemar's exact test on the discordant items."
+        "Scores are binary, so pairs use McNemar's exact test on the discordant items, and each interval is "
+        "the exact one conditional on the discordant items (Clopper-Pearson on their split): it excludes 0 "
+        "exactly when p < 0.05. Accuracy CIs are exact (Clopper-Pearson)."
         if report.binary
-        else "Scores are graded, so pairs use a paired permutation test of the mean difference.",
-        "p (Holm) adjusts for testing several pairs at once. Accuracy CIs are bootstrap 95% intervals.",
+        else "Scores are graded, so pairs use a paired permutation test of the mean difference, and each "
+        "interval holds the shifts that test does not reject (it excludes 0 exactly when p < 0.05). "
+        "Accuracy CIs are bootstrap (BCa) 95% intervals.",
+        "p (Holm) adjusts for testing several pairs at once.",
     ]
+    disagreeing = [p for p in [*report.pairs, *(a.rounds_bought for a in report.arms if a.rounds_bought)]
+                   if not p.agrees]  # fmt: skip
+    if disagreeing:
+        notes.append(
+            "Where an interval and its test disagree on 0 (marked), the p-value is the one to read: "
+            + ", ".join(f"{p.a} vs {p.b}" for p in disagreeing)
+            + "."
+        )
+    notes.extend(f"{shared}: they differ only in what follows the samples." for shared in report.shared_samples)
     if report.matched_k is not None:
         notes.append(
-            f"Compute-matched: self-consistency ran k = {report.matched_k} samples, the debate arm's "
+            f"Compute-matched: the sampling arms ran k = {report.matched_k} samples, the debate arm's "
             "mean model calls per item."
         )
     for arm in report.arms:
+        if arm.rounds_bought is None and arm.name in ROUNDED_ARMS and arm.n:
+            notes.append(
+                f"{arm.label}: its rows predate first-round scoring, so what its rounds bought is not shown "
+                "(computing the rows again adds it)."
+            )
         if arm.mean_flips is not None:
             notes.append(
                 f"{arm.label}: {_num(arm.mean_flips, 2)} answer flips per item, "
@@ -122,14 +168,52 @@ def _notes(report: Report) -> list[str]:
     return notes
 
 
+def _provenance(report: Report) -> list[Block]:
+    """Where the rows came from; a warning first when they span several code versions."""
+    origin = report.provenance
+    if origin is None:
+        return []
+    codes = ", ".join(f"{code} ({n} rows)" for code, n in origin.row_codes.items())
+    machines = ", ".join(f"{m} ({n} rows)" for m, n in origin.machines.items())
+    models = "; ".join(f"{role}: {identity}" for role, identity in origin.models.items())
+    blocks: list[Block] = []
+    if origin.mixed:
+        blocks.append(
+            Note(
+                "Rows from different code versions",
+                f"{codes}. Rows computed at different commits may differ for reasons other than the arms; "
+                "--rerun recomputes them through the cache.",
+            )
+        )
+    span = f"{origin.first_row} to {origin.last_row}" if origin.first_row else "no rows"
+    blocks.append(
+        Note(
+            "Provenance",
+            f"moot {origin.moot_version}; rows computed at {codes or 'none'}, on {machines or '–'}, from {span}; "
+            f"report built at {origin.report_code}. Models: {models}.",
+        )
+    )
+    return blocks
+
+
 def document(report: Report) -> list[Block]:
-    """The report once, as blocks: ``markdown`` and ``page`` write these same blocks."""
+    """The report once, as blocks: ``markdown`` and ``page`` write these same blocks.
+
+    What would explain a gain more cheaply comes first: each arm's own round 1 (a debate's first-round vote,
+    a reflection's first draft) against its final answer, before any comparison between arms.
+    """
     t = tables(report)
     models = ", ".join(f"{role}={spec}" for role, spec in report.models.items())
     pair_head, pair_rows = t.pairs
+    rounds_head, rounds_rows = t.rounds
+    rounds: list[Block] = (
+        [Heading("What the rounds bought", level=2), _table(rounds_head, rounds_rows)] if rounds_rows else []
+    )
     return [
         Heading(f"moot compare: {report.suite}", level=1),
         Paragraph(f"{report.description}. Models: {models}. Generated {report.generated_at}."),
+        *_provenance(report),
+        *rounds,
         Heading("Arms", level=2),
         _table(*t.arms),
         Heading("Pairs of arms", level=2),
@@ -186,6 +270,19 @@ def pairs_table(report: Report) -> Table:
     table = Table(title="pairs of arms (paired on the same items)", show_edge=False)
     for column in head:
         table.add_column(column, justify="left" if column in ("A vs B", "test") else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def rounds_table(report: Report) -> Table | None:
+    """What each arm's later rounds bought over its own round 1, for the terminal; None without such arms."""
+    head, rows = tables(report).rounds
+    if not rows:
+        return None
+    table = Table(title="what the rounds bought (final vs the arm's own round 1, same items)", show_edge=False)
+    for column in head:
+        table.add_column(column, justify="left" if column in ("arm", "round 1 is") else "right")
     for row in rows:
         table.add_row(*row)
     return table

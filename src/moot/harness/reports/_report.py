@@ -1,4 +1,5 @@
-"""The report's numbers: per arm, per pair of arms, and what the run cost (billed vs logical)."""
+"""The report's numbers: per arm, per pair of arms, what the rounds bought, what the run cost, and where
+every row came from."""
 
 from __future__ import annotations
 
@@ -10,18 +11,42 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from moot.harness.engine._provenance import code_version, model_identity, moot_version
 from moot.harness.engine._results import ResultRow
 from moot.harness.engine._runner import Comparison
-from moot.harness.reports._stats import (
-    bootstrap_mean,
-    holm,
-    is_binary,
-    mcnemar_exact,
-    paired_difference,
-    paired_permutation,
-)
+from moot.harness.reports._stats import accuracy_interval, compare_paired, holm, is_binary
+from moot.models import ModelSpec
 
-__all__ = ["ArmSummary", "PairSummary", "Report", "build_report"]
+__all__ = ["ROUNDED_ARMS", "ArmSummary", "PairSummary", "Provenance", "Report", "build_report", "first_round_name"]
+
+_FIRST_ROUND_NAMES = {"debate": "first-round vote", "reflection": "first draft", "reflection-tests": "first draft"}
+ROUNDED_ARMS = frozenset(_FIRST_ROUND_NAMES)
+"""The built-in arms that run rounds, so a report measures them against their own round 1."""
+
+
+def first_round_name(arm: str) -> str:
+    """What an arm's answer after round 1 is called: a debate's first-round vote, a reflection's first draft."""
+    return _FIRST_ROUND_NAMES.get(arm, "first round")
+
+
+class PairSummary(BaseModel):
+    a: str
+    b: str
+    n: int
+    difference: float
+    """Mean of a - b over items both arms finished."""
+    ci_low: float
+    ci_high: float
+    test: str
+    p_value: float
+    p_holm: float = math.nan
+    a_only: int = 0
+    b_only: int = 0
+    interval: str = ""
+    """How the interval was made: it inverts the test, so the two agree on whether the difference is 0."""
+    agrees: bool = True
+    """The interval excludes 0 exactly when the test's p < 0.05 (False only where the inversion could not
+    guarantee it; the report then says so)."""
 
 
 class ArmSummary(BaseModel):
@@ -52,26 +77,38 @@ class ArmSummary(BaseModel):
     mean_first_round_diversity: float | None = None
     signals: dict[str, float] = {}
     """How a debate arm got its answers (conformity, evidence, cost per round); see ``debate_signals``."""
+    first_round_vote: float | None = None
+    """Accuracy of the answer the arm held after round 1 (a debate's first-round vote, a reflection's first
+    draft) on the same items, found with no extra call; None for arms without rounds."""
+    rounds_changed: dict[str, int] | None = None
+    """Items whose score the later rounds raised (``better``) or lowered (``worse``) from round 1's."""
+    rounds_bought: PairSummary | None = None
+    """Final minus round 1, paired on the same items, with its test and interval."""
+    correct_share_per_round: list[float] = []
+    """Mean score of every position held in each round (every expert's answer; a reflection's draft)."""
+    positions_per_round: list[int] = []
+    """How many positions each round's share is taken over."""
 
 
-def _priced(rows: Sequence[ResultRow]) -> bool:
-    """Whether every row knows its cost (a row from before prices, or with an unpriced model, does not)."""
-    return bool(rows) and all(r.cost_usd is not None for r in rows)
+class Provenance(BaseModel):
+    """Where the report's rows came from, so a reader can tell one run's numbers from another's."""
 
+    moot_version: str
+    report_code: str
+    """The commit (or version) that built this report."""
+    row_codes: dict[str, int]
+    """Rows per commit they were computed at ("unknown": rows from before commits were recorded)."""
+    machines: dict[str, int]
+    """Rows per machine they were computed on."""
+    models: dict[str, str]
+    """Per model role, what identifies the model: the weights' hash, or the endpoint and model name."""
+    first_row: str | None
+    last_row: str | None
+    """When the earliest and latest rows finished (UTC)."""
 
-class PairSummary(BaseModel):
-    a: str
-    b: str
-    n: int
-    difference: float
-    """Mean of a - b over items both arms finished."""
-    ci_low: float
-    ci_high: float
-    test: str
-    p_value: float
-    p_holm: float = math.nan
-    a_only: int = 0
-    b_only: int = 0
+    @property
+    def mixed(self) -> bool:
+        return len(self.row_codes) > 1
 
 
 class Report(BaseModel):
@@ -92,16 +129,26 @@ class Report(BaseModel):
     run_tokens: int
     run_billed_tokens: int
     generated_at: str
+    provenance: Provenance | None = None
+    shared_samples: list[str] = []
+    """Arms that draw some of the same samples (same seeds, same prompt), so they differ only in what follows."""
 
 
 def _mean(values: Sequence[float]) -> float:
     return float(sum(values) / len(values)) if values else math.nan
 
 
-def _arm_summary(label: str, name: str, settings: dict[str, Any], rows: list[ResultRow], seed: int) -> ArmSummary:
+def _priced(rows: Sequence[ResultRow]) -> bool:
+    """Whether every row knows its cost (a row from before prices, or with an unpriced model, does not)."""
+    return bool(rows) and all(r.cost_usd is not None for r in rows)
+
+
+def _arm_summary(
+    label: str, name: str, settings: dict[str, Any], rows: list[ResultRow], seed: int, binary: bool
+) -> ArmSummary:
     done = [r for r in rows if r.status == "done" and r.score is not None]
     scores = [float(r.score) for r in done if r.score is not None]
-    accuracy = bootstrap_mean(scores, seed)
+    accuracy = accuracy_interval(scores, seed, binary)
     tokens = _mean([r.tokens for r in done])
     oracle = [r.metrics["oracle"] for r in done if isinstance(r.metrics.get("oracle"), dict)]
     debate = [r.metrics for r in done if "flips" in r.metrics]
@@ -129,25 +176,65 @@ def _arm_summary(label: str, name: str, settings: dict[str, Any], rows: list[Res
         mean_flips=_mean([sum(len(v) for v in m["flips"].values()) for m in debate]) if debate else None,
         mean_first_round_diversity=_mean([m["first_round_diversity"] for m in debate]) if debate else None,
         signals=debate_signals([r.metrics for r in done]),
+        **_rounds_summary(label, done, seed, binary),
     )
+
+
+def _rounds_summary(label: str, done: list[ResultRow], seed: int, binary: bool) -> dict[str, Any]:
+    """What the later rounds did against round 1, on the items where both answers were scored."""
+    paired = [(float(r.score), float(r.metrics["first_round_score"])) for r in done if _has_first_round(r)]
+    if not paired:
+        return {}
+    finals, firsts = [p[0] for p in paired], [p[1] for p in paired]
+    per_round = _positions_per_round([r.metrics["position_scores"] for r in done if r.metrics.get("position_scores")])
+    return {
+        "first_round_vote": _mean(firsts),
+        "rounds_changed": {
+            "better": sum(f > b for f, b in paired),
+            "worse": sum(f < b for f, b in paired),
+        },
+        "rounds_bought": _paired_summary(label, "round 1", finals, firsts, seed, binary),
+        "correct_share_per_round": [_mean(scores) for scores in per_round],
+        "positions_per_round": [len(scores) for scores in per_round],
+    }
+
+
+def _has_first_round(row: ResultRow) -> bool:
+    return row.score is not None and isinstance(row.metrics.get("first_round_score"), int | float)
+
+
+def _positions_per_round(items: list[list[list[float]]]) -> list[list[float]]:
+    """Every position's score, pooled over items, per round."""
+    pooled: list[list[float]] = []
+    for rounds in items:
+        for number, scores in enumerate(rounds):
+            if len(pooled) <= number:
+                pooled.append([])
+            pooled[number].extend(float(s) for s in scores)
+    return pooled
 
 
 def debate_signals(metrics: Sequence[dict[str, Any]]) -> dict[str, float]:
     """Totals over items of a debate arm's honesty signals (empty for other arms).
 
-    Short answers: flips with an argument met vs without (conformity), verdicts
+    Short answers: answer changes by kind (argued: the expert answered a claim
+    of an expert holding the new answer; unargued: another expert held it, but
+    none of its claims was answered; to an answer no expert held), verdicts
     that were a first-round answer, rulings that overturned a correct final
-    majority. Code: fixes (and how many improved), adoptions (and how many of a
-    candidate with less evidence), items settled in round 1. Both: mean tokens
-    per round.
+    majority. Code: fixes (and how many passed more visible tests, so were
+    adopted), items settled in round 1. Both: mean tokens per round.
     """
     short = [m for m in metrics if "argued_flips" in m]
-    code = [m for m in metrics if "fixes_improved" in m]
+    code = [m for m in metrics if "fixes_adopted" in m]
     signals: dict[str, float] = {}
     if short:
+        split = all("flips_to_unheld_answer" in m for m in short)  # rows from before the split lack it
         signals |= {
             "argued flips": sum(m["argued_flips"] for m in short),
-            "unargued flips": sum(m["unargued_flips"] for m in short),
+            "unargued flips (recorded, not adopted)" if split else "unargued flips": sum(
+                m["unargued_flips"] for m in short
+            ),
+            **({"flips to an answer no expert held": sum(m["flips_to_unheld_answer"] for m in short)} if split else {}),
             "verdict among first-round answers": sum(bool(m.get("final_in_first_round")) for m in short),
             "ruling overturned a correct majority": sum(bool(m.get("overturned_majority")) for m in short),
         }
@@ -155,9 +242,7 @@ def debate_signals(metrics: Sequence[dict[str, Any]]) -> dict[str, float]:
         signals |= {
             "settled in round 1": sum(len(m["tokens_per_round"]) == 1 for m in code),
             "fixes": sum(m["fixes"] for m in code),
-            "fixes that pass more visible tests": sum(m["fixes_improved"] for m in code),
-            "adoptions": sum(m["adoptions"] for m in code),
-            "adoptions of a candidate with less evidence": sum(m["adopted_worse"] for m in code),
+            "fixes adopted (passed more visible tests)": sum(m["fixes_adopted"] for m in code),
         }
     per_round = [m["tokens_per_round"] for m in [*short, *code] if m.get("tokens_per_round")]
     for number in range(max((len(t) for t in per_round), default=0)):
@@ -166,15 +251,13 @@ def debate_signals(metrics: Sequence[dict[str, Any]]) -> dict[str, float]:
     return signals
 
 
-def _pair(a: str, b: str, by_arm: dict[str, dict[str, float]], binary: bool, seed: int) -> PairSummary:
-    shared = [item for item in by_arm[a] if item in by_arm[b]]
-    xs, ys = [by_arm[a][i] for i in shared], [by_arm[b][i] for i in shared]
-    diff = paired_difference(xs, ys, seed)
-    test = mcnemar_exact(xs, ys) if binary else paired_permutation(xs, ys, seed)
+def _paired_summary(a: str, b: str, xs: list[float], ys: list[float], seed: int, binary: bool) -> PairSummary:
+    compared = compare_paired(xs, ys, seed, binary)
+    diff, test = compared.difference, compared.test
     return PairSummary(
         a=a,
         b=b,
-        n=len(shared),
+        n=len(xs),
         difference=diff.estimate,
         ci_low=diff.low,
         ci_high=diff.high,
@@ -182,6 +265,36 @@ def _pair(a: str, b: str, by_arm: dict[str, dict[str, float]], binary: bool, see
         p_value=test.p_value,
         a_only=test.a_only,
         b_only=test.b_only,
+        interval=compared.interval,
+        agrees=compared.agrees,
+    )
+
+
+def _pair(a: str, b: str, by_arm: dict[str, dict[str, float]], seed: int, binary: bool) -> PairSummary:
+    shared = [item for item in by_arm[a] if item in by_arm[b]]
+    return _paired_summary(a, b, [by_arm[a][i] for i in shared], [by_arm[b][i] for i in shared], seed, binary)
+
+
+def _count(values: Sequence[str | None]) -> dict[str, int]:
+    counted: dict[str, int] = {}
+    for value in values:
+        counted[value or "unknown"] = counted.get(value or "unknown", 0) + 1
+    return counted
+
+
+def provenance(comparison: Comparison) -> Provenance:
+    rows = [r for r in comparison.rows if r.status == "done"]
+    finished = sorted(r.finished_at for r in rows)
+    used = comparison.role_models
+    roles = {"base": used.base, **used.overrides} if used is not None else {}
+    return Provenance(
+        moot_version=moot_version(),
+        report_code=code_version(),
+        row_codes=_count([r.code_version for r in rows]),
+        machines=_count([r.machine for r in rows]),
+        models={role: model_identity(spec) for role, spec in roles.items() if isinstance(spec, ModelSpec)},
+        first_row=finished[0] if finished else None,
+        last_row=finished[-1] if finished else None,
     )
 
 
@@ -196,10 +309,10 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
     }
     binary = is_binary(*(list(s.values()) for s in scores.values()))
     arms = [
-        _arm_summary(run.label, run.arm.name, dict(run.arm.settings), rows_by_arm[run.label], seed)
+        _arm_summary(run.label, run.arm.name, dict(run.arm.settings), rows_by_arm[run.label], seed, binary)
         for run in comparison.arms
     ]
-    pairs = [_pair(a.label, b.label, scores, binary, seed) for a, b in combinations(comparison.arms, 2)]
+    pairs = [_pair(a.label, b.label, scores, seed, binary) for a, b in combinations(comparison.arms, 2)]
     for pair, adjusted in zip(pairs, holm([p.p_value for p in pairs]), strict=True):
         pair.p_holm = adjusted
     meter = comparison.meter
@@ -221,4 +334,25 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
         run_tokens=meter.tokens,
         run_billed_tokens=meter.billed_tokens,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        provenance=provenance(comparison),
+        shared_samples=shared_samples(comparison, seed),
     )
+
+
+def _seeds(arm: object, base: int) -> set[int]:
+    seeds = getattr(arm, "sample_seeds", None)
+    return set(seeds(base)) if callable(seeds) else set()
+
+
+def shared_samples(comparison: Comparison, base: int) -> list[str]:
+    """Pairs of arms that draw the same samples: sampling arms on the same seeds, and on code (where a debate's
+    first answers are asked exactly as a sample is) a debate's experts on a sampling arm's seeds."""
+    code = comparison.suite.answer_format == "code"
+    found = []
+    for a, b in combinations(comparison.arms, 2):
+        if not code and "debate" in (a.arm.name, b.arm.name):
+            continue  # short-answer debaters are asked for a position, not a sample: never the same reply
+        same = _seeds(a.arm, base) & _seeds(b.arm, base)
+        if same:
+            found.append(f"{a.label} and {b.label} share {len(same)} samples (seeds {min(same)}-{max(same)})")
+    return found

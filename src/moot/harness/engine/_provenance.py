@@ -1,0 +1,79 @@
+"""Where a result row came from: the code (moot's version and git commit), the machine, and the model.
+
+A comparison's rows are computed over hours or days, across sessions and
+code changes; a report that mixes rows from different code must say so, so
+each row records the commit it was produced at and the machine it ran on,
+and the report names the model by what identifies its weights or endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+from moot.models import ModelSpec
+
+__all__ = ["code_version", "machine", "model_identity", "moot_version"]
+
+_TRACKED = ("src", "pyproject.toml", "roles", "teams", "arbiters", "scenarios")
+"""What a row's answer depends on: the engine and the catalog, not the results files beside them."""
+
+
+def moot_version() -> str:
+    try:
+        return metadata.version("moot")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+@cache
+def code_version() -> str:
+    """The git commit moot runs from (short hash, ``+dirty`` when its code differs from the commit), or
+    ``moot==VERSION`` when it is installed from a wheel, outside any checkout."""
+    package = Path(__file__).resolve().parents[2]
+    root = _git(package, "rev-parse", "--show-toplevel")
+    head = _git(package, "rev-parse", "--short=10", "HEAD") if root else None
+    if root is None or head is None or not (Path(root) / "src" / "moot").resolve() == package:
+        return f"moot=={moot_version()}"
+    changed = _git(Path(root), "status", "--porcelain", "--untracked-files=no", "--", *_TRACKED)
+    return f"{head}+dirty" if changed else head
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+@cache
+def machine() -> str:
+    """The CPU model and the cores this process may use, e.g. ``AMD EPYC 7B13, 2 cores, Linux x86_64``."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{_cpu_model()}, {cores} cores, {platform.system()} {platform.machine()}"
+
+
+def model_identity(spec: ModelSpec) -> str:
+    """What identifies a model's behaviour: the embedded weights' hash, or the endpoint and model name."""
+    provider = spec.effective_provider
+    if provider == "local":
+        from moot.models._local import DEFAULT_MODEL, GGUF_SHA256
+
+        return f"local {DEFAULT_MODEL} (sha256 {GGUF_SHA256[:16]}…)"
+    where = spec.base_url or "the provider's default endpoint"
+    return f"{provider} {spec.model or 'default model'} at {where}"

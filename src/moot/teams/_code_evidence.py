@@ -1,0 +1,55 @@
+"""The evidence on one program: its visible tests and its behaviour on the probe calls, in one sandbox run.
+
+One owner for what a code debate, best-of-k selection and a code vote know about a
+candidate, so every arm that selects programs selects on the same evidence.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections.abc import Sequence
+
+from moot.arbiters import Evidence
+from moot.programs import program_of
+from moot.roles import failure_lines, run_sandbox
+from moot.sandbox import Outcome, SandboxLimits, SandboxResult, SandboxRunner, probe_signature, probe_test
+
+__all__ = ["program_evidence"]
+
+
+async def program_evidence(
+    reply: str,
+    tests: Sequence[str],
+    *,
+    runner: SandboxRunner,
+    limits: SandboxLimits,
+    stub: str = "",
+    entry_point: str | None = None,
+    probe_calls: Sequence[str] = (),
+    tool: str = "sandbox",
+) -> Evidence:
+    """Visible tests and probe calls in one sandbox run (a fault of the sandbox itself is retried, then raised)."""
+    program = program_of(reply, stub, entry_point)
+    run = [*tests, probe_test(probe_calls)] if probe_calls else list(tests)
+    result, _ = await run_sandbox(runner, program, run, limits, tool=tool)
+    visible = result.model_copy(update={"tests": result.tests[: len(tests)]})
+    passed = sum(t.outcome is Outcome.PASSED for t in visible.tests)
+    return Evidence(
+        passed=passed,
+        total=len(tests),
+        failures=failure_lines(visible) if passed < len(tests) else [],
+        behaviour=_behaviour(program, result, bool(probe_calls)),
+    )
+
+
+def _behaviour(program: str, result: SandboxResult, probed: bool) -> str:
+    """Probe outputs when there are probe calls; else which visible tests pass plus the syntax tree."""
+    if probed:
+        return probe_signature(result) or "<no output>"
+    outcomes = ",".join(t.outcome.value for t in result.tests)
+    try:
+        tree = ast.dump(ast.parse(program))
+    except SyntaxError:
+        tree = program
+    return f"{outcomes}:{hashlib.sha256(tree.encode()).hexdigest()[:16]}"
