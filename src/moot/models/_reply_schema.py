@@ -2,7 +2,7 @@
 
 One owner for both: the embedded engine turns it into a grammar (:func:`grammar_schema`, which falls back to a
 simpler schema when llama.cpp's own grammar refuses the full one), and a served OpenAI-compatible model gets it
-as ``response_format`` (:func:`clamped_schema`: the server compiles it, so there is nothing to try first). Either
+as ``response_format`` (:func:`served_schema`: the server compiles it, so there is nothing to try first). Either
 way the reply is still validated against the output type itself.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["GRAMMAR_MAX_LENGTH", "NUMBER_DECIMALS", "NUMBER_LIMIT", "clamped_schema", "grammar_schema"]
+__all__ = ["GRAMMAR_MAX_LENGTH", "NUMBER_DECIMALS", "NUMBER_LIMIT", "clamped_schema", "grammar_schema", "served_schema"]
 
 GRAMMAR_MAX_LENGTH = 800
 NUMBER_DECIMALS = 4
@@ -61,6 +61,18 @@ def clamped_schema(output: type[BaseModel]) -> dict[str, Any]:
     return _clamped(output.model_json_schema())
 
 
+def served_schema(output: type[BaseModel]) -> dict[str, Any]:
+    """The schema a served model is sent (``response_format``): :func:`clamped_schema` without regex patterns.
+
+    A server compiles the schema itself, so there is no trying candidates first as the embedded engine does,
+    and the llama.cpp family (llama.cpp's server, llama-cpp-python's, Ollama, LM Studio) copies a pattern's
+    escapes (``\\s``, ``\\.``) verbatim into a grammar it then refuses, or crashes on when sampling starts.
+    Lengths, item counts, choices, number bounds and the field order stay; a reply is still validated against
+    its patterns.
+    """
+    return _clamped(_without_bounds(output.model_json_schema(), bounds=("pattern",)))
+
+
 def _clamped(node: Any) -> Any:
     """``node`` with every string's ``maxLength`` capped, every number given a finite number of digits and
     every field of every object required.
@@ -92,14 +104,24 @@ def _clamped(node: Any) -> Any:
     return node
 
 
-def _without_bounds(node: Any, arrays_only: bool = False, in_array: bool = False) -> Any:
+STRING_BOUNDS = ("maxLength", "minLength", "pattern")
+
+
+def _without_bounds(
+    node: Any, arrays_only: bool = False, in_array: bool = False, bounds: tuple[str, ...] = STRING_BOUNDS
+) -> Any:
+    """``node`` without the keywords ``bounds`` (inside arrays only, if ``arrays_only``).
+
+    A keyword is dropped only where its value is a bound (a string or a number): a field *named* ``pattern`` or
+    ``maxLength`` has a schema (a dict) for its value and stays.
+    """
     if isinstance(node, dict):
         drop = in_array or not arrays_only
         return {
-            key: _without_bounds(value, arrays_only, in_array or key in ("items", "$defs"))
+            key: _without_bounds(value, arrays_only, in_array or key in ("items", "$defs"), bounds)
             for key, value in node.items()
-            if not (drop and key in ("maxLength", "minLength", "pattern"))
+            if not (drop and key in bounds and not isinstance(value, dict))
         }
     if isinstance(node, list):
-        return [_without_bounds(value, arrays_only, in_array) for value in node]
+        return [_without_bounds(value, arrays_only, in_array, bounds) for value in node]
     return node
