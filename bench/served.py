@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from moot.models._engine_settings import EngineSettings
 from moot.models._local import model_path
 
 SERVED_SPEC = "openai:qwen@0.2?base_url={base}&response_format=json_object_schema"
@@ -32,9 +33,13 @@ def free_port() -> int:
 @contextlib.contextmanager
 def llama_server(log: Path | None = None) -> Iterator[str]:
     """Start the server on loopback, wait until it answers, stop it afterwards; its output goes to ``log``."""
+    from moot.models._llama_engine import CONTEXT_TOKENS  # needs llama_cpp, as the server does
+
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()), "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--n_ctx", "8192", "--model_alias", "qwen"]
+    threads = str(EngineSettings.from_env().effective_threads)  # as the embedded engine would run here
+    command += ["--port", str(port), "--n_ctx", str(CONTEXT_TOKENS), "--n_threads", threads]
+    command += ["--n_threads_batch", threads, "--model_alias", "qwen"]
     with contextlib.ExitStack() as stack:
         output = stack.enter_context(log.open("wb")) if log is not None else subprocess.DEVNULL
         proc = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
