@@ -227,6 +227,15 @@ async def test_a_refused_schema_is_one_line_naming_the_option_and_is_not_retried
     assert len(Served.requests) == 1  # bad input, not a transient fault: asked once
 
 
+async def test_a_refused_schema_is_the_same_one_line_when_streaming(endpoint):
+    Served.answer = LLAMA_CPP_PYTHON_REFUSAL
+    client = ModelSpec.parse(f"openai:qwen?base_url={endpoint}").client()
+    with pytest.raises(ConfigError, match=r"refused the reply schema sent as response_format json_schema"):
+        async for _ in client.create_stream([UserMessage(content="hi", source="user")], json_output=Opening):
+            pass
+    assert len(Served.requests) == 1
+
+
 async def test_a_refused_schema_in_json_mode_names_plain_json_mode(endpoint):
     Served.answer = (422, {"detail": "json_object schema: unsupported keyword 'multipleOf'"})
     spec = ModelSpec.parse(f"openai:qwen?base_url={endpoint}&response_format=json_object_schema")

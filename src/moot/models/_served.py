@@ -89,6 +89,7 @@ class ServedClient(DelegatingClient):
         super().__init__(inner)
         self.spec = spec
         self.form: ResponseFormat = spec.response_format or DEFAULT_RESPONSE_FORMAT
+        self._formats: dict[type[BaseModel], dict[str, Any]] = {}
 
     @property
     def model_info(self) -> ModelInfo:
@@ -103,7 +104,9 @@ class ServedClient(DelegatingClient):
     ) -> tuple[bool | type[BaseModel] | None, Mapping[str, Any]]:
         """A reply schema moves from ``json_output`` into ``response_format``; anything else passes unchanged."""
         if isinstance(json_output, type) and issubclass(json_output, BaseModel):
-            return None, {**extra_create_args, "response_format": response_format(json_output, self.form)}
+            if json_output not in self._formats:
+                self._formats[json_output] = response_format(json_output, self.form)
+            return None, {**extra_create_args, "response_format": self._formats[json_output]}
         return json_output, extra_create_args
 
     async def create(
