@@ -9,68 +9,16 @@ spec, and stops it at the end. It measures what a user gets from
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
+from bench.served import SERVED_SPEC, llama_server
 from moot import ModelSpec, RoleAgent, role
 from moot.conditions import MaxRounds
-from moot.models._local import model_path
 from moot.teams import Reflection
 from moot.tracing import Tracer
 
 TASKS = [f"Write a Python function that returns the {n}th triangular number." for n in ("3rd", "5th", "7th", "9th")]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@contextlib.contextmanager
-def llama_server() -> Iterator[str]:
-    """Start the server on loopback, wait until it answers, stop it afterwards."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model_path()),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "8192",
-            "--model_alias",
-            "qwen",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/models", timeout=2).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("llama_cpp.server did not start") from None
-                time.sleep(0.5)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 async def one(spec: ModelSpec, task: str) -> int:
@@ -82,7 +30,7 @@ async def one(spec: ModelSpec, task: str) -> int:
 
 async def measure() -> dict[str, Any]:
     with llama_server() as base:
-        spec = ModelSpec.parse(f"openai:qwen@0.2?base_url={base}&max_tokens=160&seed=1")
+        spec = ModelSpec.parse(SERVED_SPEC.format(base=base) + "&max_tokens=160&seed=1")
         await one(spec, TASKS[0])  # warm-up
         start = time.perf_counter()
         sequential_tokens = [await one(spec, task) for task in TASKS]

@@ -37,9 +37,9 @@ import numpy as np
 from moot import ModelSpec, RoleAgent, role
 from moot._exit_codes import FINISHED, PARTIAL
 from moot.arbiters import Verdict
-from moot.models._embedded_client import grammar_schema
 from moot.models._engine_settings import EngineSettings
 from moot.models._local import model_path, shared_engine, states_dir
+from moot.models._reply_schema import grammar_schema
 from moot.models._state_cache import common_prefix
 from moot.roles import Critique, Position
 from moot.roles._position import with_options

@@ -180,8 +180,8 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
 def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
     """With the default engine (llguidance), every schema compiles whole (no bound dropped) and the real model's
     reply parses."""
-    from moot.models._embedded_client import _clamped, grammar_schema
     from moot.models._local import model_path, shared_engine
+    from moot.models._reply_schema import clamped_schema, grammar_schema
     from moot.roles._agent import parse_structured
 
     engine = shared_engine(model_path())
@@ -189,7 +189,7 @@ def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
     for name, output, request in builtin_schemas():
         messages = RoleAgent(role(name), ModelSpec.parse("local")).chat_messages(request, output)
         schema = grammar_schema(output, engine.grammar_compiles)
-        assert schema == _clamped(output.model_json_schema()), f"{output.__name__}: the grammar dropped bounds"
+        assert schema == clamped_schema(output), f"{output.__name__}: the grammar dropped bounds"
         reply = engine.create_chat_completion(
             messages, max_tokens=1024, temperature=0.0, response_format={"type": "json_object", "schema": schema}
         )
@@ -202,8 +202,8 @@ def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
 def test_forced_tokens_are_taken_in_batches_and_the_reply_still_parses():
     """JSON keys and separators the grammar forces are evaluated in batches, not a step each, and what the
     sampler then draws still follows the grammar: every forced token was fed to it."""
-    from moot.models._embedded_client import grammar_schema
     from moot.models._local import model_path, shared_engine
+    from moot.models._reply_schema import grammar_schema
     from moot.roles._agent import parse_structured
 
     engine = shared_engine(model_path())
@@ -242,15 +242,15 @@ def test_llama_cpp_grammars_are_compiled_before_sampling_so_none_crashes():
     """llama.cpp rejects over-large grammars only when sampling starts, by crashing: check them all first."""
     from pydantic import BaseModel, Field
 
-    from moot.models._embedded_client import _clamped, grammar_schema
     from moot.models._engine_settings import EngineSettings
     from moot.models._local import model_path, shared_engine
+    from moot.models._reply_schema import clamped_schema, grammar_schema
 
     engine = shared_engine(model_path(), EngineSettings.legacy())
     for _, output, _ in builtin_schemas():
         grammar = grammar_schema(output, engine.grammar_compiles)  # raises if even the simplest version fails
         if "pattern" not in json.dumps(output.model_json_schema()):  # patterns the old grammar may have to drop
-            assert grammar == _clamped(output.model_json_schema()), output
+            assert grammar == clamped_schema(output), output
 
     class Rambling(BaseModel):
         essay: str = Field(max_length=5000)

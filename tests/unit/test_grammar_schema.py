@@ -1,4 +1,6 @@
-"""The schema the embedded model's grammar is built from: the tightest that compiles, and a warning otherwise."""
+"""The schema the embedded model's grammar is built from: the tightest that compiles, and a warning otherwise.
+
+It needs no llama.cpp (a served model is sent the same schema); only the check of llama.cpp's rule order does."""
 
 from __future__ import annotations
 
@@ -9,12 +11,8 @@ import re
 import pytest
 from pydantic import BaseModel, Field
 
-pytest.importorskip("llama_cpp")
-
-from llama_cpp import LlamaGrammar
-
 from moot.arbiters import Verdict
-from moot.models._embedded_client import GRAMMAR_MAX_LENGTH, NUMBER_DECIMALS, NUMBER_LIMIT, grammar_schema
+from moot.models._reply_schema import GRAMMAR_MAX_LENGTH, NUMBER_DECIMALS, NUMBER_LIMIT, grammar_schema
 from moot.roles import Opening, Position
 from moot.roles._position import STATEMENT
 
@@ -84,6 +82,7 @@ def test_numbers_get_a_finite_number_of_digits_in_the_grammar():
 
 def test_the_grammar_keeps_the_field_order_on_both_engines():
     """llama.cpp's grammar writes required fields first: Position would be decoded answer first, reasoning last."""
+    LlamaGrammar = pytest.importorskip("llama_cpp").LlamaGrammar
     for output in (Position, Verdict):
         schema = grammar_schema(output, lambda candidate: True)
         fields = list(output.model_json_schema()["properties"])

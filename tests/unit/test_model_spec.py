@@ -137,7 +137,7 @@ def test_spec_forbids_extra_fields():
         (
             "local?colour=red",
             "unknown option 'colour'; valid options: seed, max_tokens, timeout, base_url, api_key_env, price_in, "
-            "price_out, temperature",
+            "price_out, response_format, temperature",
         ),
         ("local?seed=x", "seed must be an integer, got 'x'"),
         ("local?seed", "query must be key=value pairs"),
@@ -178,8 +178,9 @@ def test_openai_with_key_builds_client_with_sampling_settings(monkeypatch):
 def test_self_hosted_endpoint_needs_no_key(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     client = ModelSpec.parse(QWEN).client()
-    assert isinstance(client.inner, OpenAIChatCompletionClient)
-    assert client.inner.dump_component().config["base_url"] == "http://127.0.0.1:8000/v1"
+    sdk = client.inner.inner  # the retry layer, then the served model's schema layer (see test_served.py)
+    assert isinstance(sdk, OpenAIChatCompletionClient)
+    assert sdk.dump_component().config["base_url"] == "http://127.0.0.1:8000/v1"
     assert client.model_info["function_calling"] is False
 
 

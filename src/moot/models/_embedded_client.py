@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from autogen_core import CancellationToken
@@ -13,93 +12,13 @@ from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 from pydantic import BaseModel
 
 from moot.models._llama_engine import EmbeddedEngine
+from moot.models._reply_schema import grammar_schema
 from moot.models._spec import ModelSpec
 from moot.models._whole_reply import WholeReplyStream
 
 _MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
 )
-GRAMMAR_MAX_LENGTH = 800
-NUMBER_DECIMALS = 4
-"""Decimals a number may have in a grammar (a confidence of 0.8125 fits)."""
-NUMBER_LIMIT = 10**15
-"""The range a number without one gets in a grammar, so its integer digits are bounded too."""
-_log = logging.getLogger(__name__)
-
-
-def grammar_schema(output: type[BaseModel], compiles: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """The JSON schema the engine turns into a grammar: the tightest version of it that compiles.
-
-    With llguidance (the default) the first candidate, bounds clamped, compiles
-    for every built-in schema: its lexer checks lengths without unrolling them.
-    llama.cpp's own grammar (``MOOT_LOCAL_GRAMMAR=llama``) unrolls ``maxLength``
-    into one nested rule per character and refuses a grammar whose repetitions
-    grow too large, and a refused grammar crashes the process later (segfault)
-    instead of raising. So each candidate is compiled first: bounds clamped (numbers bounded too),
-    then bounds (lengths and patterns) inside arrays dropped, then all string bounds dropped.
-    """
-    schema = output.model_json_schema()
-    # Every candidate is clamped: a simpler grammar still bounds its numbers and keeps the field order.
-    candidates = (
-        _clamped(schema),
-        _clamped(_without_bounds(schema, arrays_only=True)),
-        _clamped(_without_bounds(schema)),
-    )
-    for number, candidate in enumerate(candidates):
-        if compiles(candidate):
-            if number:
-                _log.warning(
-                    "the grammar for %s drops %s string bounds (the full schema does not compile); "
-                    "replies are still validated against them",
-                    output.__name__,
-                    "its list items'" if number == 1 else "all its",
-                )
-            return candidate
-    raise ValueError(f"no grammar can be built for {output.__name__}; simplify its schema")
-
-
-def _clamped(node: Any) -> Any:
-    """``node`` with every string's ``maxLength`` capped, every number given a finite number of digits and
-    every field of every object required.
-
-    A JSON number is otherwise unbounded in a grammar: a small model asked for a confidence in [0, 1] was seen
-    writing ``0.8934567893456789...`` until ``max_tokens`` cut the reply. So numbers get a range (when they
-    have none) and at most :data:`NUMBER_DECIMALS` decimals.
-
-    Fields are required so the reply is written in the schema's order, reasoning before verdict (verdict-first
-    schemas made the small critic accept every wrong answer): llama.cpp's grammar puts required fields before
-    optional ones, so an expert's ``Position`` came out answer first, reasoning last. A field with a default is
-    then written explicitly (``"claim": null``). The reply is still validated against the schema itself.
-    """
-    if isinstance(node, dict):
-        bounded = {
-            key: min(value, GRAMMAR_MAX_LENGTH) if key == "maxLength" and isinstance(value, int) else _clamped(value)
-            for key, value in node.items()
-        }
-        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
-            bounded["required"] = list(node["properties"])
-        if node.get("type") in ("number", "integer"):
-            bounded.setdefault("minimum", -NUMBER_LIMIT)
-            bounded.setdefault("maximum", NUMBER_LIMIT)
-            if node["type"] == "number":
-                bounded.setdefault("multipleOf", 10**-NUMBER_DECIMALS)
-        return bounded
-    if isinstance(node, list):
-        return [_clamped(value) for value in node]
-    return node
-
-
-def _without_bounds(node: Any, arrays_only: bool = False, in_array: bool = False) -> Any:
-    if isinstance(node, dict):
-        drop = in_array or not arrays_only
-        return {
-            key: _without_bounds(value, arrays_only, in_array or key in ("items", "$defs"))
-            for key, value in node.items()
-            if not (drop and key in ("maxLength", "minLength", "pattern"))
-        }
-    if isinstance(node, list):
-        return [_without_bounds(value, arrays_only, in_array) for value in node]
-    return node
 
 
 class EmbeddedClient(WholeReplyStream, LlamaCppChatCompletionClient):

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 
-from autogen_core.models import ModelFamily, ModelInfo
+from autogen_core.models import ChatCompletionClient, ModelFamily, ModelInfo
 from autogen_ext.models.openai import OpenAIChatCompletionClient
 
 from moot.errors import ConfigError, ModelUnavailableError
+from moot.models._served import ServedClient
 from moot.models._spec import ModelSpec
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-# Served models unknown to AutoGen: plain JSON mode, no strict schema, no tools assumed.
+# Served models unknown to AutoGen: no tools assumed; AutoGen's own structured output (which parses the reply
+# itself) stays off, and moot sends the reply schema as response_format instead (see _served.py).
 _SERVED_MODEL_INFO = ModelInfo(
     vision=False,
     function_calling=False,
@@ -40,17 +42,25 @@ def api_key(spec: ModelSpec) -> str:
 
 
 def check_openai(spec: ModelSpec) -> str:
-    """Refuse a spec without a model name or without its key; return the key."""
+    """Refuse a spec without a model name, with a response_format but no server, or without its key; return the
+    key."""
     if spec.model is None:
         raise ConfigError(f"model spec {spec} names no model; use e.g. openai:gpt-4o-mini")
+    if spec.response_format is not None and spec.base_url is None:
+        raise ConfigError(
+            f"model spec {spec}: response_format is for a served model (add ?base_url=http://HOST:PORT/v1); "
+            "OpenAI itself is sent the reply schema by AutoGen's structured output"
+        )
     return api_key(spec)
 
 
-def openai_client(spec: ModelSpec) -> OpenAIChatCompletionClient:
+def openai_client(spec: ModelSpec) -> ChatCompletionClient:
     """Build the client with per-call sampling settings baked into its create args.
 
     ``max_retries=0``: the SDK must not retry on its own, so that failures are
-    not multiplied under moot's own retry policy.
+    not multiplied under moot's own retry policy. A served model (``base_url``)
+    is sent each reply's schema (:class:`ServedClient`) unless its spec asks for
+    plain JSON mode.
     """
     key = check_openai(spec)
     kwargs: dict[str, object] = {"max_tokens": spec.effective_max_tokens, "max_retries": 0}
@@ -64,8 +74,11 @@ def openai_client(spec: ModelSpec) -> OpenAIChatCompletionClient:
         kwargs["base_url"] = spec.base_url
         kwargs["model_info"] = _SERVED_MODEL_INFO
     try:
-        return OpenAIChatCompletionClient(model=spec.model, api_key=key, **kwargs)  # type: ignore[arg-type]
+        client = OpenAIChatCompletionClient(model=spec.model, api_key=key, **kwargs)  # type: ignore[arg-type]
     except ValueError as exc:  # AutoGen: unknown model name without model_info
         raise ConfigError(
             f"model spec {spec}: {exc}; for a self-hosted model add ?base_url=http://HOST:PORT/v1"
         ) from None
+    if spec.base_url is None or spec.response_format == "json_object":
+        return client
+    return ServedClient(client, spec)

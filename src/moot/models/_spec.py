@@ -8,7 +8,7 @@ role's temperature or endpoint can differ without copying dicts around.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -18,13 +18,19 @@ from moot.errors import ConfigError
 if TYPE_CHECKING:
     from autogen_core.models import ChatCompletionClient
 
-__all__ = ["SPEC_FORM", "ModelSpec"]
+__all__ = ["RESPONSE_FORMATS", "SPEC_FORM", "ModelSpec", "ResponseFormat"]
 
+ResponseFormat = Literal["json_schema", "json_object_schema", "json_object"]
+"""How a served model is sent the schema of a structured reply (see ``ModelSpec.response_format``)."""
+RESPONSE_FORMATS: tuple[str, ...] = get_args(ResponseFormat)
 SPEC_FORM = (
     "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&timeout=S&base_url=URL&api_key_env=VAR"
-    "&price_in=USD&price_out=USD]"
+    "&price_in=USD&price_out=USD&response_format=" + "|".join(RESPONSE_FORMATS) + "]"
 )
-_QUERY_KEYS = ("seed", "max_tokens", "timeout", "base_url", "api_key_env", "price_in", "price_out", "temperature")
+_QUERY_KEYS = (
+    "seed", "max_tokens", "timeout", "base_url", "api_key_env", "price_in", "price_out", "response_format",
+    "temperature",
+)  # fmt: skip
 _NUMBERS = {
     "seed": int, "max_tokens": int, "temperature": float, "timeout": float, "price_in": float, "price_out": float
 }  # fmt: skip
@@ -34,7 +40,7 @@ most this times the retry attempts, not the SDK's ten minutes each."""
 LOCAL_TEMPERATURE = 0.2
 """The embedded model's temperature when a spec sets none."""
 # Fields that only make sense together with the provider that set them.
-_ENDPOINT_FIELDS = ("model", "base_url", "api_key_env")
+_ENDPOINT_FIELDS = ("model", "base_url", "api_key_env", "response_format")
 
 
 class ModelSpec(BaseModel):
@@ -74,6 +80,12 @@ class ModelSpec(BaseModel):
     """USD per million prompt tokens (``?price_in=0.15``); the embedded and scripted models cost 0."""
     price_out: float | None = Field(default=None, ge=0)
     """USD per million completion tokens (``?price_out=0.60``)."""
+    response_format: ResponseFormat | None = None
+    """How a served model (``base_url``) is sent the schema a structured reply must fit, so the server
+    constrains its decoding to it as the embedded engine does: ``json_schema`` (the default; OpenAI's form, which
+    vLLM, SGLang, Ollama and llama.cpp's server take), ``json_object_schema`` (JSON mode with the schema beside
+    it, the form llama-cpp-python's ``python -m llama_cpp.server`` takes) or ``json_object`` (plain JSON mode, no
+    schema sent: for a server that refuses both; replies are still validated)."""
 
     @field_validator("provider")
     @classmethod
