@@ -4,15 +4,22 @@ Each attack is a program under test. The *forgers* implement ``f(x) = 2x + 1``
 wrongly and try to pass the hidden checks anyway (patching, exiting,
 forging reports, objects equal to everything, shadowing the checks'
 builtins). The *escapes* try to read, write, connect, spawn, signal or hoard
-outside their limits. None may pass a test it should fail, none may turn
-its own failure into a tool fault (which would be retried, not blamed), and
-none may leave a trace outside the sandbox.
+outside their limits; the *survivors* switch the in-process audit hook off
+(a pure-Python patch does it: the hook is a guardrail, not a boundary) and
+try to leave kernel objects that outlive the run.
+None may pass a test it should fail, none may turn its own failure into a
+tool fault (which would be retried, not blamed), and none may leave a trace
+outside the sandbox: after every test ``tests/conftest.py`` checks that no
+process, work directory or IPC object is left.
 """
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import socket
+import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -20,7 +27,9 @@ from pathlib import Path
 
 import pytest
 
+import moot.sandbox._confine as confine_module
 from moot.sandbox import Outcome, SandboxLimits, SandboxStatus, run_tests
+from tests.leftovers import LeftoverWatch, ipc_objects
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel layers are Linux-only")
 
@@ -35,6 +44,8 @@ class Attack:
     code: str
     message: str = ""
     """A fragment every failing test's message must hold (the error the attempt gets)."""
+    test: str = "attempt()"
+    """The test that springs an escape."""
 
 
 def forger(name: str, body: str, prelude: str = "", message: str = "") -> Attack:
@@ -161,8 +172,8 @@ def test_an_honest_answer_passes_the_same_checks():
 
 
 # ------------------------------------------------------------------ escapes
-def escape(name: str, body: str, message: str = "", prelude: str = "import os, sys, socket") -> Attack:
-    return Attack(name, f"{prelude}\ndef attempt():\n{textwrap.indent(body, '    ')}\n", message)
+def escape(name: str, body: str, message: str = "", prelude: str = "import os, sys, socket", args: str = "") -> Attack:
+    return Attack(name, f"{prelude}\ndef attempt({args}):\n{textwrap.indent(body, '    ')}\n", message)
 
 
 def _escapes(tmp: Path, host_socket: str) -> list[Attack]:
@@ -256,3 +267,159 @@ def test_every_escape_is_contained_and_leaves_no_trace(tmp_path: Path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["host.sock", "secret.txt"]
     assert not Path("/tmp/moot-escaped.txt").exists() and not Path("/dev/shm/moot-escaped").exists()
     assert not [p for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("moot-sandbox-*")]
+
+
+# ------------------------------------------------------------------ what outlives the run
+HOOK_OFF = """import sys
+sys.modules['_moot_confine']._refusal = lambda *args: None  # the audit hook now refuses nothing
+"""
+"""A pure-Python patch that switches the in-process audit hook off: only the kernel layers are left."""
+
+KERNEL = (
+    HOOK_OFF
+    + """import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+IPC_CREAT, SHM_RDONLY = 0o1000, 0o10000
+SYSCALL = {"x86_64": {"add_key": 248}, "aarch64": {"add_key": 217}}[platform.machine()]
+def check(result, what):
+    if result in (-1, 2 ** 64 - 1, None) or (isinstance(result, int) and result < 0):
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return result
+"""
+)
+"""What a survivor starts with: the hook off, libc at hand, and ``check`` turning a refusal into an OSError."""
+
+
+def survivor(name: str, body: str, message: str = "", args: str = "") -> Attack:
+    return escape(name, body, message, prelude=KERNEL, args=args)
+
+
+SURVIVORS = [
+    survivor(
+        "System V shared memory over the memory limit",
+        "return [check(libc.shmget(0, 100 * 1024 ** 2, IPC_CREAT | 0o666), 'shmget') for _ in range(6)]",
+    ),
+    survivor(
+        "System V shared memory attached and written",
+        "ident = check(libc.shmget(0, 1024 ** 2, IPC_CREAT | 0o600), 'shmget')\n"
+        "address = check(libc.shmat(ident, None, 0), 'shmat')\nctypes.memset(address, 120, 1024 ** 2)",
+    ),
+    survivor(
+        "System V shared memory under a fixed key", "check(libc.shmget(0x6D6F6F74, 4096, IPC_CREAT | 0o666), 'shmget')"
+    ),
+    survivor(
+        "200 System V message queues", "return [check(libc.msgget(0, IPC_CREAT | 0o666), 'msgget') for _ in range(200)]"
+    ),
+    survivor(
+        "a message left in a queue",
+        "queue = check(libc.msgget(0x6D6F6F75, IPC_CREAT | 0o666), 'msgget')\n"
+        "message = ctypes.create_string_buffer(b'\\x01\\0\\0\\0\\0\\0\\0\\0left behind', 32)\n"
+        "check(libc.msgsnd(queue, message, 11, 0), 'msgsnd')",
+    ),
+    survivor(
+        "System V semaphores", "return [check(libc.semget(0, 4, IPC_CREAT | 0o666), 'semget') for _ in range(50)]"
+    ),
+    survivor(
+        "the host's shared memory and queues, by id",
+        "seen = []\nfor ident in range(64):\n"
+        "    address = libc.shmat(ident, None, SHM_RDONLY)\n"
+        "    if address not in (None, 2 ** 64 - 1):\n        seen.append(ctypes.string_at(address, 32))\n"
+        "    buffer = ctypes.create_string_buffer(64)\n"
+        "    if libc.msgrcv(ident, buffer, 56, 0, 0o4000) >= 0:\n        seen.append(buffer.raw)\n"
+        "if not seen:\n    raise PermissionError('no host IPC object reachable')\nreturn seen",
+    ),
+    survivor(
+        "a POSIX message queue",
+        "check(libc.mq_open(b'/moot-escape', os.O_CREAT | os.O_RDWR, 0o666, None), 'mq_open')",
+    ),
+    survivor(
+        "a key in the user's keyring",
+        "check(libc.syscall(SYSCALL['add_key'], b'user', b'moot-escape', b'left', 4, -4), 'add_key')",
+    ),
+    survivor(
+        "POSIX shared memory in /dev/shm",
+        "fd = os.open('/dev/shm/moot-escape-shm', os.O_CREAT | os.O_RDWR, 0o666)\nos.ftruncate(fd, 1024 ** 2)",
+    ),
+    survivor(
+        "multiprocessing shared memory",
+        "from multiprocessing import shared_memory\n"
+        "shared_memory.SharedMemory(name='moot-escape-mp', create=True, size=1024 ** 2)",
+    ),
+    survivor(
+        "a named POSIX semaphore",
+        "import _multiprocessing\n_multiprocessing.SemLock(1, 1, 1, '/moot-escape-sem', False)",
+    ),
+]
+
+
+def test_with_the_hook_off_the_code_really_runs_unhooked():
+    """The control: the survivors below meet only the kernel layers (ctypes, refused by the hook, works)."""
+    code = KERNEL + "def attempt():\n    return check(libc.getpid(), 'getpid')\n"
+    result = run_tests(code, ["assert attempt() > 0"], LIMITS)
+    assert (result.status, result.passed) == (SandboxStatus.PASSED, 1), result.tests
+
+
+def host_segment(secret: bytes) -> int:
+    """A System V shared memory segment of the host's, readable and writable by anyone, holding ``secret``."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    ident = libc.shmget(0, 4096, 0o1000 | 0o666)
+    assert ident >= 0, os.strerror(ctypes.get_errno())
+    address = libc.shmat(ident, None, 0)
+    ctypes.memmove(address, secret, len(secret))
+    libc.shmdt(ctypes.c_void_p(address))
+    return ident
+
+
+def remove_segment(ident: int) -> None:
+    ctypes.CDLL(None).shmctl(ident, 0, None)  # IPC_RMID
+
+
+def test_nothing_the_code_makes_in_the_kernel_outlives_the_run(sandbox_leftovers: LeftoverWatch):
+    """System V IPC, POSIX queues and shared memory, keys: none is made, and the host's are out of reach."""
+    host = host_segment(b"host-secret-hunter2")
+    try:
+        for attack in SURVIVORS:
+            result = run_tests(attack.code, [attack.test], LIMITS)
+            (only,) = result.tests
+            assert result.status is SandboxStatus.CONTENT_FAULT, (attack.name, result.tool_error)
+            assert only.outcome is Outcome.ERROR, (attack.name, only)
+            assert "hunter2" not in result.model_dump_json(), attack.name
+            assert sandbox_leftovers.new_ipc() - {("shm", host)} == set(), attack.name
+    finally:
+        remove_segment(host)
+    assert not list(Path("/dev/shm").glob("*moot-escape*"))
+
+
+_IPC_PROBE = """
+import ctypes, json, os, sys
+import importlib.util
+spec = importlib.util.spec_from_file_location("confine", sys.argv[1])
+confine = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(confine)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+flags = 0 if os.geteuid() == 0 else confine.CLONE_NEWUSER
+layers = confine._unshare(libc, flags)  # the namespace alone: no seccomp, no Landlock, no audit hook
+made = [libc.shmget(0, 1024 * 1024, 0o1000 | 0o666), libc.msgget(0, 0o1000 | 0o666), libc.semget(0, 1, 0o1000 | 0o666)]
+host = libc.shmat(int(sys.argv[2]), None, 0o10000)
+print(json.dumps({"layers": layers, "made": made, "host_attached": host not in (None, 2 ** 64 - 1)}))
+"""
+
+
+def test_the_ipc_namespace_alone_keeps_the_hosts_objects_out_and_the_runs_in():
+    """Without seccomp, the run's own IPC namespace: what it makes dies with it; the host's ids name nothing."""
+    host = host_segment(b"host-secret-hunter2")
+    before = ipc_objects(os.getuid())  # the probe runs as this user: it sheds no uid
+    try:
+        argv = [sys.executable, "-I", "-c", _IPC_PROBE, confine_module.__file__, str(host)]
+        probe = json.loads(subprocess.run(argv, stdout=subprocess.PIPE, text=True, timeout=60, check=True).stdout)
+        if probe["layers"] != [confine_module.IPC_NAMESPACE]:
+            pytest.skip(f"no IPC namespace on this kernel (layers: {probe['layers']})")
+        assert all(ident >= 0 for ident in probe["made"])  # made, in the namespace
+        assert not probe["host_attached"]
+        assert ipc_objects(os.getuid()) == before  # and gone with it
+    finally:
+        remove_segment(host)
