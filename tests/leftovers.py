@@ -13,6 +13,7 @@ belong to the user sandboxed code runs as.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import os
 import signal
@@ -156,3 +157,14 @@ class LeftoverWatch:
             return sorted(name for name in os.listdir(self.scratch) if name.startswith("moot-sandbox-"))
         except FileNotFoundError:
             return []
+
+
+async def assert_ends_within_a_second_and_starts_nothing(scratch: str, cancelled: float) -> None:
+    """Every sandbox process is gone within 1 s of the cancel, and for 1.5 s more none starts."""
+    while alive := processes_under(scratch):
+        assert time.monotonic() - cancelled < 1.0, f"still running 1 s after the cancel: {alive}"
+        await asyncio.sleep(0.01)
+    quiet_until = time.monotonic() + 1.5
+    while time.monotonic() < quiet_until:
+        assert processes_under(scratch) == [], "a sandbox process started after the cancel"
+        await asyncio.sleep(0.02)

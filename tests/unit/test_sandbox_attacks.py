@@ -6,7 +6,8 @@ forging reports, objects equal to everything, shadowing the checks'
 builtins). The *escapes* try to read, write, connect, spawn, signal or hoard
 outside their limits; the *survivors* switch the in-process audit hook off
 (a pure-Python patch does it: the hook is a guardrail, not a boundary) and
-try to leave kernel objects that outlive the run.
+try to leave kernel objects that outlive the run; the *floods* make moot's
+own process pay for what they send; and runs are cancelled at each phase.
 None may pass a test it should fail, none may turn its own failure into a
 tool fault (which would be retried, not blamed), and none may leave a trace
 outside the sandbox: after every test ``tests/conftest.py`` checks that no
@@ -15,6 +16,7 @@ process, work directory or IPC object is left.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import json
 import os
@@ -22,14 +24,16 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import moot.sandbox._confine as confine_module
-from moot.sandbox import Outcome, SandboxLimits, SandboxStatus, run_tests
-from tests.leftovers import LeftoverWatch, ipc_objects
+from moot.sandbox import Outcome, SandboxLimits, SandboxStatus, run_in_thread, run_tests
+from moot.sandbox._wire import MAX_LINE
+from tests.leftovers import LeftoverWatch, assert_ends_within_a_second_and_starts_nothing, ipc_objects, processes_under
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel layers are Linux-only")
 
@@ -423,3 +427,182 @@ def test_the_ipc_namespace_alone_keeps_the_hosts_objects_out_and_the_runs_in():
         assert ipc_objects(os.getuid()) == before  # and gone with it
     finally:
         remove_segment(host)
+
+
+# ------------------------------------------------------------------ what moot's own process pays for
+CHANNEL = """import os, stat, sys, time
+def channel():
+    return next(fd for fd in sorted(map(int, os.listdir("/proc/self/fd"))) if fd > 2 and is_socket(fd))
+def is_socket(fd):
+    try:
+        return stat.S_ISSOCK(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+def request_id():
+    frame = sys._getframe()
+    while frame:
+        message = frame.f_locals.get("message")
+        if isinstance(message, dict) and "id" in message:
+            return message["id"]
+        frame = frame.f_back
+def send(data):
+    view, fd = memoryview(data), channel()
+    while view:
+        view = view[os.write(fd, view):]
+"""
+"""What a flood starts with: the channel's descriptor, the id of the request being answered, and raw writes."""
+
+NEAR_CAP = MAX_LINE - 4 * 1024 * 1024
+FLOOD_LIMITS = LIMITS.model_copy(update={"memory_mb": 512})
+"""Room for an honest answer near the cap: the code's process and the judge each hold a few copies of it."""
+
+
+def flood(name: str, body: str, message: str = "", args: str = "", prelude: str = "") -> Attack:
+    return escape(name, body, message, prelude=CHANNEL + prelude, args=args)
+
+
+FLOODS = [
+    flood(
+        "a reply line near the cap, of empty objects",
+        f"send(b'{{\"id\":%d,\"ok\":[' % request_id() + b'{{}},' * ({NEAR_CAP} // 3) + b'{{}}]}}\\n')\ntime.sleep(30)",
+        "channel protocol",
+    ),
+    flood(
+        "a reply line near the cap, framed as the protocol",
+        f'send(b\'{{"id":%d,"~body":["ok"]}}\\t{{"ok":[\' % request_id() + b\'[],\' * ({NEAR_CAP} // 3) '
+        "+ b'[]]}\\n')\ntime.sleep(30)",
+        "memory limit",
+    ),
+    Attack(
+        "an answer near the cap",
+        f"def attempt():\n    return 'x' * {NEAR_CAP}\n",
+        "got 'xxx",
+        "assert attempt() == 'y'",
+    ),
+    flood(
+        "a reply line over the cap",
+        f"send(b'{{\"id\":%d,\"ok\":\"' % request_id() + b'x' * {MAX_LINE} + b'\"}}\\n')",
+        f"longer than {MAX_LINE // 1024**2} MB",
+    ),
+    flood(
+        "output that never ends a line",
+        "chunk = b'x' * 1024 ** 2\nwhile True:\n    send(chunk)",
+        f"longer than {MAX_LINE // 1024**2} MB",
+    ),
+    flood("a line that drips in forever", "while True:\n    send(b'[')\n    time.sleep(0.01)", "took longer"),
+    flood("a million small lines", "send(b'{\"id\":0}\\n' * 10 ** 6)\ntime.sleep(30)", "out of turn"),
+    flood("a million empty lines", "send(b'\\n' * 10 ** 6)\ntime.sleep(30)", "malformed"),
+    flood(
+        "small lines while loading",
+        "raise ValueError('the honest verdict')",
+        "the honest verdict",
+        prelude='send(b\'{"event":"begin","step":"load"}\\n\' * 10 ** 4 + b\'{"event":"ready"}\\n\' * 10 ** 4)\n',
+    ),
+    flood(
+        "stops reading while a large request comes",
+        "return len(xs)",
+        "took longer",
+        args="xs",
+        prelude="import _moot_wire\nrecv, calls = _moot_wire.Channel.recv, []\n"
+        "def deaf(self):\n    calls.append(1)\n    return recv(self) if len(calls) == 1 else time.sleep(60)\n"
+        "_moot_wire.Channel.recv = deaf\n",
+    ),
+]
+FLOODS[-1] = Attack(FLOODS[-1].name, FLOODS[-1].code, FLOODS[-1].message, test="attempt(list(range(10 ** 6)))")
+
+
+@pytest.mark.parametrize("attack", FLOODS, ids=lambda a: a.name)
+def test_a_flood_is_the_codes_fault_and_ends_within_the_wall_limit(attack: Attack):
+    result = run_tests(attack.code, [attack.test], FLOOD_LIMITS)
+    assert result.status is SandboxStatus.CONTENT_FAULT, result.tool_error
+    (only,) = result.tests
+    assert only.outcome in (Outcome.ERROR, Outcome.FAILED, Outcome.TIMEOUT), only
+    assert attack.message in only.message, only.message
+    assert result.seconds < FLOOD_LIMITS.wall_seconds + 2  # the parent's reading and parsing count against it
+
+
+# ------------------------------------------------------------------ cancelled at each phase
+SLOW = SandboxLimits(wall_seconds=60, test_seconds=30, cpu_seconds=30, memory_mb=256)
+"""Limits far beyond the test: only the cancellation can end these runs in time."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    code: str
+    tests: list[str]
+    marker: str
+    """A fragment of a live sandbox process's command line that shows the run reached the phase."""
+    settle: float = 0.0
+    """Seconds to let the run go on once the marker shows, before the cancel."""
+
+
+PHASES = {
+    "starting the code's process": Phase("def f():\n    return 1\n", ["assert f() == 1"], "_moot_code.py"),
+    "loading the code": Phase("import time\ntime.sleep(60)\n", ["assert True"], "_moot_code.py", settle=1.0),
+    "a call into the code": Phase(
+        "import time\ndef f():\n    time.sleep(60)\n", ["f()", "f()"], "_moot_judge.py", settle=0.5
+    ),
+    "a test that never calls the code": Phase(
+        "x = 1\n", ["import time\ntime.sleep(60)", "assert x == 1"], "_moot_judge.py", settle=0.5
+    ),
+    "starting the code afresh after a fault": Phase(
+        "import os\ndef f():\n    os._exit(1)\n", ["f()"] * 50, f"{os.sep}run3{os.sep}"
+    ),
+    "relaying a large answer": Phase(
+        f"def f():\n    return 'x' * {NEAR_CAP}\n", ["assert f() == 0"] * 20, "_moot_judge.py", settle=0.3
+    ),
+    "a code process that stopped reading": Phase(
+        FLOODS[-1].code, ["attempt(list(range(10 ** 6)))"] * 5, "_moot_judge.py", settle=0.5
+    ),
+}
+
+
+async def _reached(scratch: str, phase: Phase, seconds: float = 30) -> None:
+    until = time.monotonic() + seconds
+    while not any(phase.marker in command for _, command in processes_under(scratch)):
+        assert time.monotonic() < until, "the run never reached the phase"
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(phase.settle)
+
+
+@pytest.mark.parametrize("phase", sorted(PHASES))
+async def test_a_cancelled_run_ends_its_processes_within_a_second_and_starts_none(
+    phase: str, sandbox_leftovers: LeftoverWatch
+):
+    task = asyncio.ensure_future(run_in_thread(run_tests, PHASES[phase].code, PHASES[phase].tests, SLOW))
+    await _reached(sandbox_leftovers.scratch, PHASES[phase])
+    assert not task.done()
+    task.cancel()
+    cancelled = time.monotonic()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - cancelled < 0.5  # the awaiting side returns at once
+    await assert_ends_within_a_second_and_starts_nothing(sandbox_leftovers.scratch, cancelled)
+
+
+_PEAK = """
+import json, resource, sys
+from moot.sandbox import SandboxLimits, run_tests
+limits = SandboxLimits(**json.loads(sys.argv[1]))
+run_tests("def f():\\n    return 1\\n", ["assert f() == 1"], limits)  # imports and a first run, before the baseline
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+result = run_tests(sys.argv[2], [sys.argv[3]], limits)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"growth": (after - before) * 1024, "status": result.status.value}))
+"""
+"""Run one attack in a fresh process and report how far moot's own peak RSS (children excluded) grew, in bytes."""
+
+
+@pytest.mark.parametrize(
+    "attack", [a for a in FLOODS if "cap" in a.name or "never ends" in a.name], ids=lambda a: a.name
+)
+def test_what_the_code_sends_costs_moots_process_at_most_twice_the_line_cap(
+    attack: Attack, sandbox_leftovers: LeftoverWatch
+):
+    """The parent relays without parsing: its peak grows by at most 2 x MAX_LINE, whatever the line holds."""
+    argv = [sys.executable, "-c", _PEAK, FLOOD_LIMITS.model_dump_json(), attack.code, attack.test]
+    env = {**os.environ, "TMPDIR": sandbox_leftovers.scratch}  # its sandbox roots are watched like this test's
+    out = subprocess.run(argv, stdout=subprocess.PIPE, text=True, timeout=120, check=True, env=env).stdout
+    measured = json.loads(out)
+    assert measured["status"] == SandboxStatus.CONTENT_FAULT.value
+    assert measured["growth"] <= 2 * MAX_LINE, f"grew by {measured['growth'] / 1024**2:.0f} MB"

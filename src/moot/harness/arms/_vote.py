@@ -12,14 +12,13 @@ programs' normalised syntax trees.
 from __future__ import annotations
 
 import ast
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from moot.arbiters import normalise_answer
 from moot.harness.suites._items import CodeTask
 from moot.programs import assemble_program, extract_code
-from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, probe_signature, probe_test
+from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, probe_signature, probe_test, run_in_thread
 
 __all__ = ["Vote", "vote_answers", "vote_programs"]
 
@@ -66,7 +65,7 @@ def _syntax_key(code: str) -> str:
 
 
 async def _behaviour(program: str, test: str, sandbox: SandboxRunner) -> str:
-    result = await asyncio.to_thread(sandbox, program, [test], _PROBE_LIMITS)
+    result = await run_in_thread(sandbox, program, [test], _PROBE_LIMITS)
     if result.status is SandboxStatus.TOOL_FAULT:
         return _BROKEN
     return probe_signature(result) or _BROKEN
