@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 
 import pytest
@@ -13,6 +14,7 @@ from moot.hooks import TeamHooks
 from moot.roles import Opening
 from moot.teams import Debate
 from moot.testing import ScriptedModel
+from tests.leftovers import LeftoverWatch
 
 
 def make_critique(score: int, *issues: str) -> Critique:
@@ -123,6 +125,21 @@ def make_debate(
 def _isolated_run_store(tmp_path_factory, monkeypatch):
     """Every test records its runs into its own throwaway store, never the user's."""
     monkeypatch.setenv("MOOT_STORE", str(tmp_path_factory.mktemp("store") / "runs.sqlite3"))
+
+
+@pytest.fixture(autouse=True)
+def sandbox_leftovers(tmp_path_factory, monkeypatch):
+    """After every test: no sandbox process, work directory or IPC object is left (see ``tests/leftovers.py``).
+
+    Sandbox roots go to a directory of this test's own, so what is found there is this test's.
+    """
+    tmp_path_factory.getbasetemp()  # pytest's own base, fixed before the temporary directory moves
+    watch = LeftoverWatch.start()
+    monkeypatch.setattr(tempfile, "tempdir", watch.scratch)
+    yield watch
+    found = watch.leftovers()
+    watch.clean()
+    assert not found, f"the sandbox left {len(found)} things behind: {found}"
 
 
 class CheckpointRecorder(TeamHooks):

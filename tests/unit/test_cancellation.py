@@ -11,10 +11,12 @@ from autogen_core import CancellationToken
 
 from moot import ConfigError, ModelSpec
 from moot.conditions import Consensus, MaxRounds, MaxSteps, NoImprovement, RoundCap, ScoreThreshold, TokenBudget
-from moot.roles import RoleAgent, role
+from moot.roles import RoleAgent, TestCritic, role
+from moot.sandbox import SandboxLimits
 from moot.store import RunStore
 from moot.teams import CodeDebate, Debate, MootTeam, PlannerExecutor, Reflection
-from moot.testing import DeterministicModel
+from moot.testing import DeterministicModel, ScriptedModel
+from tests.leftovers import assert_ends_within_a_second_and_starts_nothing, processes_under
 from tests.unit.test_planner_executor import ADD, ECHO
 
 
@@ -112,3 +114,28 @@ async def test_the_hard_cap_ends_an_unbounded_run_and_says_so(spec, monkeypatch)
     result = await team.run(task="Sum a list of integers.")
     assert len(result.rounds) == 3
     assert result.stop_reason.startswith("hard cap: 3 rounds done (the stop given has no bound")
+
+
+SLEEPER = "```python\nimport time\n\ndef total(xs):\n    time.sleep(60)\n    return sum(xs)\n```\n"
+
+
+async def test_cancelling_a_reflection_with_a_test_critic_ends_the_sandbox_within_a_second(sandbox_leftovers):
+    """The cancel reaches the sandbox, not only the awaiting task: its processes die and none starts after."""
+    model = ScriptedModel({"generator": [SLEEPER]})  # the run never gets past the first review
+    limits = SandboxLimits(wall_seconds=60, test_seconds=30, cpu_seconds=30, memory_mb=256)
+    with model:
+        critic = TestCritic(["assert total([1]) == 1", "assert total([]) == 0"], limits=limits)
+        team = Reflection(RoleAgent(role("generator"), model.spec), critic, stop=MaxRounds(2))
+        token = CancellationToken()
+        run = asyncio.ensure_future(team.run(task="Sum a list of integers.", cancellation_token=token))
+        scratch = sandbox_leftovers.scratch
+        while not any("_moot_judge.py" in command for _, command in processes_under(scratch)):
+            assert not run.done(), run
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.5)  # a test is calling into the code, which sleeps
+        token.cancel()
+        cancelled = time.monotonic()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+    assert time.monotonic() - cancelled < 0.5
+    await assert_ends_within_a_second_and_starts_nothing(scratch, cancelled)

@@ -4,23 +4,37 @@ Each attack is a program under test. The *forgers* implement ``f(x) = 2x + 1``
 wrongly and try to pass the hidden checks anyway (patching, exiting,
 forging reports, objects equal to everything, shadowing the checks'
 builtins). The *escapes* try to read, write, connect, spawn, signal or hoard
-outside their limits. None may pass a test it should fail, none may turn
-its own failure into a tool fault (which would be retried, not blamed), and
-none may leave a trace outside the sandbox.
+outside their limits; the *survivors* switch the in-process audit hook off
+(a pure-Python patch does it: the hook is a guardrail, not a boundary) and
+try to leave kernel objects that outlive the run; the *floods* make moot's
+own process pay for what they send; and runs are cancelled at each phase.
+None may pass a test it should fail, none may turn its own failure into a
+tool fault (which would be retried, not blamed), and none may leave a trace
+outside the sandbox: after every test ``tests/conftest.py`` checks that no
+process, work directory or IPC object is left.
 """
 
 from __future__ import annotations
 
+import asyncio
+import ctypes
+import json
 import os
 import socket
+import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from moot.sandbox import Outcome, SandboxLimits, SandboxStatus, run_tests
+import moot.sandbox._confine as confine_module
+from moot.sandbox import Outcome, SandboxLimits, SandboxStatus, run_in_thread, run_tests
+from moot.sandbox._wire import MAX_LINE
+from tests.leftovers import LeftoverWatch, assert_ends_within_a_second_and_starts_nothing, ipc_objects, processes_under
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel layers are Linux-only")
 
@@ -35,6 +49,8 @@ class Attack:
     code: str
     message: str = ""
     """A fragment every failing test's message must hold (the error the attempt gets)."""
+    test: str = "attempt()"
+    """The test that springs an escape."""
 
 
 def forger(name: str, body: str, prelude: str = "", message: str = "") -> Attack:
@@ -161,8 +177,8 @@ def test_an_honest_answer_passes_the_same_checks():
 
 
 # ------------------------------------------------------------------ escapes
-def escape(name: str, body: str, message: str = "", prelude: str = "import os, sys, socket") -> Attack:
-    return Attack(name, f"{prelude}\ndef attempt():\n{textwrap.indent(body, '    ')}\n", message)
+def escape(name: str, body: str, message: str = "", prelude: str = "import os, sys, socket", args: str = "") -> Attack:
+    return Attack(name, f"{prelude}\ndef attempt({args}):\n{textwrap.indent(body, '    ')}\n", message)
 
 
 def _escapes(tmp: Path, host_socket: str) -> list[Attack]:
@@ -255,4 +271,339 @@ def test_every_escape_is_contained_and_leaves_no_trace(tmp_path: Path):
     assert secret.read_text() == "hunter2-secret-value"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["host.sock", "secret.txt"]
     assert not Path("/tmp/moot-escaped.txt").exists() and not Path("/dev/shm/moot-escaped").exists()
-    assert not [p for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("moot-sandbox-*")]
+    assert not list(Path(tempfile.gettempdir()).glob("moot-sandbox-*"))  # this test's own (see tests/conftest.py)
+
+
+# ------------------------------------------------------------------ what outlives the run
+HOOK_OFF = """import sys
+sys.modules['_moot_confine']._refusal = lambda *args: None  # the audit hook now refuses nothing
+"""
+"""A pure-Python patch that switches the in-process audit hook off: only the kernel layers are left."""
+
+KERNEL = (
+    HOOK_OFF
+    + """import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+IPC_CREAT, SHM_RDONLY = 0o1000, 0o10000
+SYSCALL = {"x86_64": {"add_key": 248}, "aarch64": {"add_key": 217}}[platform.machine()]
+def check(result, what):
+    if result in (-1, 2 ** 64 - 1, None) or (isinstance(result, int) and result < 0):
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return result
+"""
+)
+"""What a survivor starts with: the hook off, libc at hand, and ``check`` turning a refusal into an OSError."""
+
+
+def survivor(name: str, body: str, message: str = "", args: str = "") -> Attack:
+    return escape(name, body, message, prelude=KERNEL, args=args)
+
+
+SURVIVORS = [
+    survivor(
+        "System V shared memory over the memory limit",
+        "return [check(libc.shmget(0, 100 * 1024 ** 2, IPC_CREAT | 0o666), 'shmget') for _ in range(6)]",
+    ),
+    survivor(
+        "System V shared memory attached and written",
+        "ident = check(libc.shmget(0, 1024 ** 2, IPC_CREAT | 0o600), 'shmget')\n"
+        "address = check(libc.shmat(ident, None, 0), 'shmat')\nctypes.memset(address, 120, 1024 ** 2)",
+    ),
+    survivor(
+        "System V shared memory under a fixed key", "check(libc.shmget(0x6D6F6F74, 4096, IPC_CREAT | 0o666), 'shmget')"
+    ),
+    survivor(
+        "200 System V message queues", "return [check(libc.msgget(0, IPC_CREAT | 0o666), 'msgget') for _ in range(200)]"
+    ),
+    survivor(
+        "a message left in a queue",
+        "queue = check(libc.msgget(0x6D6F6F75, IPC_CREAT | 0o666), 'msgget')\n"
+        "message = ctypes.create_string_buffer(b'\\x01\\0\\0\\0\\0\\0\\0\\0left behind', 32)\n"
+        "check(libc.msgsnd(queue, message, 11, 0), 'msgsnd')",
+    ),
+    survivor(
+        "System V semaphores", "return [check(libc.semget(0, 4, IPC_CREAT | 0o666), 'semget') for _ in range(50)]"
+    ),
+    survivor(
+        "the host's shared memory and queues, by id",
+        "seen = []\nfor ident in range(64):\n"
+        "    address = libc.shmat(ident, None, SHM_RDONLY)\n"
+        "    if address not in (None, 2 ** 64 - 1):\n        seen.append(ctypes.string_at(address, 32))\n"
+        "    buffer = ctypes.create_string_buffer(64)\n"
+        "    if libc.msgrcv(ident, buffer, 56, 0, 0o4000) >= 0:\n        seen.append(buffer.raw)\n"
+        "if not seen:\n    raise PermissionError('no host IPC object reachable')\nreturn seen",
+    ),
+    survivor(
+        "a POSIX message queue",
+        "check(libc.mq_open(b'/moot-escape', os.O_CREAT | os.O_RDWR, 0o666, None), 'mq_open')",
+    ),
+    survivor(
+        "a key in the user's keyring",
+        "check(libc.syscall(SYSCALL['add_key'], b'user', b'moot-escape', b'left', 4, -4), 'add_key')",
+    ),
+    survivor(
+        "POSIX shared memory in /dev/shm",
+        "fd = os.open('/dev/shm/moot-escape-shm', os.O_CREAT | os.O_RDWR, 0o666)\nos.ftruncate(fd, 1024 ** 2)",
+    ),
+    survivor(
+        "multiprocessing shared memory",
+        "from multiprocessing import shared_memory\n"
+        "shared_memory.SharedMemory(name='moot-escape-mp', create=True, size=1024 ** 2)",
+    ),
+    survivor(
+        "a named POSIX semaphore",
+        "import _multiprocessing\n_multiprocessing.SemLock(1, 1, 1, '/moot-escape-sem', False)",
+    ),
+]
+
+
+def test_with_the_hook_off_the_code_really_runs_unhooked():
+    """The control: the survivors below meet only the kernel layers (ctypes, refused by the hook, works)."""
+    code = KERNEL + "def attempt():\n    return check(libc.getpid(), 'getpid')\n"
+    result = run_tests(code, ["assert attempt() > 0"], LIMITS)
+    assert (result.status, result.passed) == (SandboxStatus.PASSED, 1), result.tests
+
+
+def host_segment(secret: bytes) -> int:
+    """A System V shared memory segment of the host's, readable and writable by anyone, holding ``secret``."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    ident = libc.shmget(0, 4096, 0o1000 | 0o666)
+    assert ident >= 0, os.strerror(ctypes.get_errno())
+    address = libc.shmat(ident, None, 0)
+    ctypes.memmove(address, secret, len(secret))
+    libc.shmdt(ctypes.c_void_p(address))
+    return ident
+
+
+def remove_segment(ident: int) -> None:
+    ctypes.CDLL(None).shmctl(ident, 0, None)  # IPC_RMID
+
+
+def test_nothing_the_code_makes_in_the_kernel_outlives_the_run(sandbox_leftovers: LeftoverWatch):
+    """System V IPC, POSIX queues and shared memory, keys: none is made, and the host's are out of reach."""
+    host = host_segment(b"host-secret-hunter2")
+    try:
+        for attack in SURVIVORS:
+            result = run_tests(attack.code, [attack.test], LIMITS)
+            (only,) = result.tests
+            assert result.status is SandboxStatus.CONTENT_FAULT, (attack.name, result.tool_error)
+            assert only.outcome is Outcome.ERROR, (attack.name, only)
+            assert "hunter2" not in result.model_dump_json(), attack.name
+            assert sandbox_leftovers.new_ipc() - {("shm", host)} == set(), attack.name
+    finally:
+        remove_segment(host)
+    assert not list(Path("/dev/shm").glob("*moot-escape*"))
+
+
+_IPC_PROBE = """
+import ctypes, json, os, sys
+import importlib.util
+spec = importlib.util.spec_from_file_location("confine", sys.argv[1])
+confine = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(confine)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+flags = 0 if os.geteuid() == 0 else confine.CLONE_NEWUSER
+layers = confine._unshare(libc, flags)  # the namespace alone: no seccomp, no Landlock, no audit hook
+made = [libc.shmget(0, 1024 * 1024, 0o1000 | 0o666), libc.msgget(0, 0o1000 | 0o666), libc.semget(0, 1, 0o1000 | 0o666)]
+host = libc.shmat(int(sys.argv[2]), None, 0o10000)
+print(json.dumps({"layers": layers, "made": made, "host_attached": host not in (None, 2 ** 64 - 1)}))
+"""
+
+
+def test_the_ipc_namespace_alone_keeps_the_hosts_objects_out_and_the_runs_in():
+    """Without seccomp, the run's own IPC namespace: what it makes dies with it; the host's ids name nothing."""
+    host = host_segment(b"host-secret-hunter2")
+    before = ipc_objects(os.getuid())  # the probe runs as this user: it sheds no uid
+    try:
+        argv = [sys.executable, "-I", "-c", _IPC_PROBE, confine_module.__file__, str(host)]
+        probe = json.loads(subprocess.run(argv, stdout=subprocess.PIPE, text=True, timeout=60, check=True).stdout)
+        if probe["layers"] != [confine_module.IPC_NAMESPACE]:
+            pytest.skip(f"no IPC namespace on this kernel (layers: {probe['layers']})")
+        assert all(ident >= 0 for ident in probe["made"])  # made, in the namespace
+        assert not probe["host_attached"]
+        assert ipc_objects(os.getuid()) == before  # and gone with it
+    finally:
+        remove_segment(host)
+
+
+# ------------------------------------------------------------------ what moot's own process pays for
+CHANNEL = """import os, stat, sys, time
+def channel():
+    return next(fd for fd in sorted(map(int, os.listdir("/proc/self/fd"))) if fd > 2 and is_socket(fd))
+def is_socket(fd):
+    try:
+        return stat.S_ISSOCK(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+def request_id():
+    frame = sys._getframe()
+    while frame:
+        message = frame.f_locals.get("message")
+        if isinstance(message, dict) and "id" in message:
+            return message["id"]
+        frame = frame.f_back
+def send(data):
+    view, fd = memoryview(data), channel()
+    while view:
+        view = view[os.write(fd, view):]
+"""
+"""What a flood starts with: the channel's descriptor, the id of the request being answered, and raw writes."""
+
+NEAR_CAP = MAX_LINE - 4 * 1024 * 1024
+FLOOD_LIMITS = LIMITS.model_copy(update={"memory_mb": 512})
+"""Room for an honest answer near the cap: the code's process and the judge each hold a few copies of it."""
+
+
+def flood(name: str, body: str, message: str = "", args: str = "", prelude: str = "") -> Attack:
+    return escape(name, body, message, prelude=CHANNEL + prelude, args=args)
+
+
+FLOODS = [
+    flood(
+        "a reply line near the cap, of empty objects",
+        f"send(b'{{\"id\":%d,\"ok\":[' % request_id() + b'{{}},' * ({NEAR_CAP} // 3) + b'{{}}]}}\\n')\ntime.sleep(30)",
+        "channel protocol",
+    ),
+    flood(
+        "a reply line near the cap, framed as the protocol",
+        f'send(b\'{{"id":%d,"~body":["ok"]}}\\t{{"ok":[\' % request_id() + b\'[],\' * ({NEAR_CAP} // 3) '
+        "+ b'[]]}\\n')\ntime.sleep(30)",
+        "memory limit",
+    ),
+    Attack(
+        "an answer near the cap",
+        f"def attempt():\n    return 'x' * {NEAR_CAP}\n",
+        "got 'xxx",
+        "assert attempt() == 'y'",
+    ),
+    flood(
+        "a reply line over the cap",
+        f"send(b'{{\"id\":%d,\"ok\":\"' % request_id() + b'x' * {MAX_LINE} + b'\"}}\\n')",
+        f"longer than {MAX_LINE // 1024**2} MB",
+    ),
+    flood(
+        "output that never ends a line",
+        "chunk = b'x' * 1024 ** 2\nwhile True:\n    send(chunk)",
+        f"longer than {MAX_LINE // 1024**2} MB",
+    ),
+    flood("a line that drips in forever", "while True:\n    send(b'[')\n    time.sleep(0.01)", "took longer"),
+    flood("a million small lines", "send(b'{\"id\":0}\\n' * 10 ** 6)\ntime.sleep(30)", "out of turn"),
+    flood("a million empty lines", "send(b'\\n' * 10 ** 6)\ntime.sleep(30)", "malformed"),
+    flood(
+        "small lines while loading",
+        "raise ValueError('the honest verdict')",
+        "the honest verdict",
+        prelude='send(b\'{"event":"begin","step":"load"}\\n\' * 10 ** 4 + b\'{"event":"ready"}\\n\' * 10 ** 4)\n',
+    ),
+    flood(
+        "stops reading while a large request comes",
+        "return len(xs)",
+        "took longer",
+        args="xs",
+        prelude="import _moot_wire\nrecv, calls = _moot_wire.Channel.recv, []\n"
+        "def deaf(self):\n    calls.append(1)\n    return recv(self) if len(calls) == 1 else time.sleep(60)\n"
+        "_moot_wire.Channel.recv = deaf\n",
+    ),
+]
+FLOODS[-1] = Attack(FLOODS[-1].name, FLOODS[-1].code, FLOODS[-1].message, test="attempt(list(range(10 ** 6)))")
+
+
+@pytest.mark.parametrize("attack", FLOODS, ids=lambda a: a.name)
+def test_a_flood_is_the_codes_fault_and_ends_within_the_wall_limit(attack: Attack):
+    result = run_tests(attack.code, [attack.test], FLOOD_LIMITS)
+    assert result.status is SandboxStatus.CONTENT_FAULT, result.tool_error
+    (only,) = result.tests
+    assert only.outcome in (Outcome.ERROR, Outcome.FAILED, Outcome.TIMEOUT), only
+    assert attack.message in only.message, only.message
+    assert result.seconds < FLOOD_LIMITS.wall_seconds + 2  # the parent's reading and parsing count against it
+
+
+# ------------------------------------------------------------------ cancelled at each phase
+SLOW = SandboxLimits(wall_seconds=60, test_seconds=30, cpu_seconds=30, memory_mb=256)
+"""Limits far beyond the test: only the cancellation can end these runs in time."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    code: str
+    tests: list[str]
+    marker: str
+    """A fragment of a live sandbox process's command line that shows the run reached the phase."""
+    settle: float = 0.0
+    """Seconds to let the run go on once the marker shows, before the cancel."""
+
+
+PHASES = {
+    "starting the code's process": Phase("def f():\n    return 1\n", ["assert f() == 1"], "_moot_code.py"),
+    "loading the code": Phase("import time\ntime.sleep(60)\n", ["assert True"], "_moot_code.py", settle=1.0),
+    "a call into the code": Phase(
+        "import time\ndef f():\n    time.sleep(60)\n", ["f()", "f()"], "_moot_judge.py", settle=0.5
+    ),
+    "a test that never calls the code": Phase(
+        "x = 1\n", ["import time\ntime.sleep(60)", "assert x == 1"], "_moot_judge.py", settle=0.5
+    ),
+    "starting the code afresh after a fault": Phase(
+        "import os\ndef f():\n    os._exit(1)\n", ["f()"] * 50, f"{os.sep}run3{os.sep}"
+    ),
+    "relaying a large answer": Phase(
+        f"def f():\n    return 'x' * {NEAR_CAP}\n", ["assert f() == 0"] * 20, "_moot_judge.py", settle=0.3
+    ),
+    "a code process that stopped reading": Phase(
+        FLOODS[-1].code, ["attempt(list(range(10 ** 6)))"] * 5, "_moot_judge.py", settle=0.5
+    ),
+}
+
+
+async def _reached(scratch: str, phase: Phase, seconds: float = 30) -> None:
+    until = time.monotonic() + seconds
+    while not any(phase.marker in command for _, command in processes_under(scratch)):
+        assert time.monotonic() < until, "the run never reached the phase"
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(phase.settle)
+
+
+@pytest.mark.parametrize("phase", sorted(PHASES))
+async def test_a_cancelled_run_ends_its_processes_within_a_second_and_starts_none(
+    phase: str, sandbox_leftovers: LeftoverWatch
+):
+    task = asyncio.ensure_future(run_in_thread(run_tests, PHASES[phase].code, PHASES[phase].tests, SLOW))
+    await _reached(sandbox_leftovers.scratch, PHASES[phase])
+    assert not task.done()
+    task.cancel()
+    cancelled = time.monotonic()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - cancelled < 0.5  # the awaiting side returns at once
+    await assert_ends_within_a_second_and_starts_nothing(sandbox_leftovers.scratch, cancelled)
+
+
+_PEAK = """
+import json, resource, sys
+from moot.sandbox import SandboxLimits, run_tests
+limits = SandboxLimits(**json.loads(sys.argv[1]))
+run_tests("def f():\\n    return 1\\n", ["assert f() == 1"], limits)  # imports and a first run, before the baseline
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+result = run_tests(sys.argv[2], [sys.argv[3]], limits)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"growth": (after - before) * 1024, "status": result.status.value}))
+"""
+"""Run one attack in a fresh process and report how far moot's own peak RSS (children excluded) grew, in bytes."""
+
+
+@pytest.mark.parametrize(
+    "attack", [a for a in FLOODS if "cap" in a.name or "never ends" in a.name], ids=lambda a: a.name
+)
+def test_what_the_code_sends_costs_moots_process_at_most_twice_the_line_cap(
+    attack: Attack, sandbox_leftovers: LeftoverWatch
+):
+    """The parent relays without parsing: its peak grows by at most 2 x MAX_LINE, whatever the line holds."""
+    argv = [sys.executable, "-c", _PEAK, FLOOD_LIMITS.model_dump_json(), attack.code, attack.test]
+    env = {**os.environ, "TMPDIR": sandbox_leftovers.scratch}  # its sandbox roots are watched like this test's
+    out = subprocess.run(argv, stdout=subprocess.PIPE, text=True, timeout=120, check=True, env=env).stdout
+    measured = json.loads(out)
+    assert measured["status"] == SandboxStatus.CONTENT_FAULT.value
+    assert measured["growth"] <= 2 * MAX_LINE, f"grew by {measured['growth'] / 1024**2:.0f} MB"

@@ -36,6 +36,7 @@ from moot.sandbox import (
     SandboxRunner,
     SandboxStatus,
     TestResult,
+    run_in_thread,
     run_tests,
     validate_tests,
 )
@@ -177,14 +178,15 @@ async def run_sandbox(
     """The sandbox result and how many tool faults preceded it; ToolFaultError once ``retries`` run out.
 
     The run happens in a thread, so the blocking sandbox (bounded by
-    ``limits.wall_seconds``) never stalls the event loop; faults of the
-    sandbox itself are retried with jittered backoff, never blamed on the code.
+    ``limits.wall_seconds``) never stalls the event loop, and a cancel (of
+    ``token`` or of the awaiting task) kills its processes at once; faults of
+    the sandbox itself are retried with jittered backoff, never blamed on the code.
     """
     error = ""
     for attempt in range(retries + 1):
         if attempt:
             await asyncio.sleep(backoff_seconds * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
-        future = asyncio.ensure_future(asyncio.to_thread(runner, code, list(tests), limits))
+        future = asyncio.ensure_future(run_in_thread(runner, code, tests, limits))
         if token is not None:
             token.link_future(future)
         try:

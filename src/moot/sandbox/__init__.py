@@ -3,9 +3,11 @@
 Two processes per run: the code host (``_code_host.py``) loads the code, the judge (``_judge.py``) runs the
 tests and calls into the code over a channel of plain data (``_wire.py``); both are confined
 (``_confine.py``). ``run_tests`` is the entry point; the result separates the code's faults from the
-sandbox's own. Agent tools that use it live in :mod:`moot.tools`.
+sandbox's own. From async code, ``run_in_thread`` runs it so that cancelling the caller ends the run's
+processes at once (``_cancel.py``). Agent tools that use it live in :mod:`moot.tools`.
 """
 
+from moot.sandbox._cancel import SandboxCancelled, run_in_thread
 from moot.sandbox._limits import SandboxLimits
 from moot.sandbox._probe import probe_signature, probe_test
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus, SandboxStep, TestResult, label_for
@@ -13,6 +15,7 @@ from moot.sandbox._sandbox import SandboxRunner, run_tests, validate_tests
 
 __all__ = [
     "Outcome",
+    "SandboxCancelled",
     "SandboxLimits",
     "SandboxResult",
     "SandboxRunner",
@@ -22,6 +25,7 @@ __all__ = [
     "label_for",
     "probe_signature",
     "probe_test",
+    "run_in_thread",
     "run_tests",
     "validate_tests",
 ]

@@ -14,13 +14,15 @@ defeating it (as PEP 578 itself warns):
 - resource limits (kernel): address space, CPU time, file size, open files, no core files;
 - a task limit (kernel, Linux): 64 threads, by a pids cgroup of its own where
   the cgroup hierarchy is writable (root), else RLIMIT_NPROC in the user namespace;
-- as root, the uid and gid ``nobody`` (kernel, Linux): new network and mount
-  namespaces, the work directory's quota, then ``setresuid``; the code holds
+- as root, the uid and gid ``nobody`` (kernel, Linux): new network, mount and
+  IPC namespaces, the work directory's quota, then ``setresuid``; the code holds
   no capability and reads only what any user may (see ``_as_nobody``);
-- otherwise user and network namespaces (kernel, Linux): ``unshare(CLONE_NEWUSER |
-  CLONE_NEWNET)``, or as root ``CLONE_NEWNET`` alone if user namespaces are
-  disabled; the new network namespace has no usable interface, and in the new
-  user namespace even root has no capabilities over anything outside it;
+- otherwise user, network, mount and IPC namespaces (kernel, Linux): ``unshare(CLONE_NEWUSER |
+  CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC)``, or as root ``CLONE_NEWNET | CLONE_NEWIPC`` if user
+  namespaces are disabled; the new network namespace has no usable interface, in the new
+  user namespace even root has no capabilities over anything outside it, and the new IPC
+  namespace (System V shared memory, message queues, semaphores; POSIX message queues)
+  is destroyed with the process, with every object the code made in it;
 - Landlock (kernel, Linux >= 5.13): writes only beneath the work directory
   (and to /dev/null); reads only beneath the work directory, the Python
   installation and the system's library and configuration directories (so
@@ -28,7 +30,9 @@ defeating it (as PEP 578 itself warns):
   no TCP bind/connect (ABI >= 4), no signals or abstract sockets outside the
   sandbox (ABI >= 6), no ptrace of outsiders;
 - seccomp (kernel, Linux x86_64/aarch64): no exec, fork, non-Unix sockets,
-  connect, ptrace, io_uring, namespace or BPF games; threads stay allowed;
+  connect, ptrace, io_uring, namespace or BPF games, and nothing that can outlive
+  the process in the kernel (System V IPC, POSIX message queues, keyrings), even
+  where no IPC namespace could be made; threads stay allowed;
 - a PEP 578 audit hook (interpreter): refuses process spawning, sockets other
   than Unix socket pairs (asyncio needs those), ctypes, raising rlimits,
   signalling other processes, writes outside the work directory, reads
@@ -151,6 +155,9 @@ def set_limits(limits: dict[str, Any]) -> list[str]:
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+IPC_NAMESPACE = "ipcns"
+"""The layer's name when the process has an IPC namespace of its own."""
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_REC, MS_PRIVATE = 0x1, 0x2, 0x4, 0x20, 0x4000, 0x40000
 _OPEN_TREE, _MOVE_MOUNT = 428, 429  # the same number on every architecture
 _OPEN_TREE_CLONE, _AT_RECURSIVE, _MOVE_MOUNT_F_EMPTY_PATH = 0x1, 0x8000, 0x4
@@ -196,8 +203,9 @@ def _in_user_namespace(
     parent, whose /proc environ holds API keys; no CAP_DAC_OVERRIDE), while files keep their real owners.
     """
     applied: list[str] = []
-    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0:
-        applied += ["userns", "netns"]
+    ipc = _unshare(libc, CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS)
+    if ipc is not None:
+        applied += ["userns", "netns", *ipc]
         if _map_self(libc, uid, gid) and quota and _quota_workdir(libc, workdir, uid, gid, disk_mb):
             applied.append(f"disk-quota-{disk_mb}mb")
         if counts_tasks and uid != 0:
@@ -205,13 +213,24 @@ def _in_user_namespace(
             # (root is exempt from this limit: it gets the task group instead).
             resource.setrlimit(resource.RLIMIT_NPROC, (TASKS, TASKS))
             applied.insert(0, f"tasks-{TASKS}")
-    elif os.geteuid() == 0 and libc.unshare(CLONE_NEWNET) == 0:
-        applied.append("netns")
+    elif os.geteuid() == 0 and (ipc := _unshare(libc, CLONE_NEWNET)) is not None:
+        applied += ["netns", *ipc]
     return applied
 
 
+def _unshare(libc: ctypes.CDLL, flags: int) -> list[str] | None:
+    """``unshare(flags)``, with a new IPC namespace as well where the kernel allows one.
+
+    None if ``flags`` themselves failed; else ``[IPC_NAMESPACE]`` or ``[]``. Without
+    an IPC namespace the seccomp filter still refuses every IPC call (see ``_SECCOMP_ARCHES``).
+    """
+    if libc.unshare(flags | CLONE_NEWIPC) == 0:
+        return [IPC_NAMESPACE]
+    return [] if libc.unshare(flags) == 0 else None
+
+
 def _as_nobody(libc: ctypes.CDLL, workdir: str, disk_mb: int) -> list[str]:
-    """As root: new network and mount namespaces, the work directory's quota, then the uid and gid ``nobody``.
+    """As root: new network, mount and IPC namespaces, the work directory's quota, then the uid and gid ``nobody``.
 
     The code then holds no capability and reads only what any user may read, whatever Landlock does. The
     directories it must read (the Python installation, the system's) stay where they are: where one lies under
@@ -223,9 +242,10 @@ def _as_nobody(libc: ctypes.CDLL, workdir: str, disk_mb: int) -> list[str]:
     accepted.
     """
     applied: list[str] = []
-    namespaces = libc.unshare(CLONE_NEWNET | CLONE_NEWNS) == 0
-    if namespaces:
-        applied.append("netns")
+    ipc = _unshare(libc, CLONE_NEWNET | CLONE_NEWNS)
+    namespaces = ipc is not None
+    if ipc is not None:
+        applied += ["netns", *ipc]
         namespaces = libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0  # nothing propagates back
     quota = namespaces and _quota_workdir(libc, workdir, NOBODY, NOBODY, disk_mb)
     if quota:
@@ -415,23 +435,29 @@ def _landlock_allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> 
 
 
 # seccomp: syscall numbers from the kernel's uapi headers (x86_64: asm/unistd_64.h; aarch64: asm-generic).
+_IPC_X86_64 = (29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71, 240, 241, 242, 243, 244, 245, 248, 249)
+_IPC_AARCH64 = (194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187, 180, 181, 182, 183, 184, 185, 217, 218)
+"""What can outlive a process in the kernel (see below), in the same order on both architectures."""
 _SECCOMP_ARCHES = {
     "x86_64": (
         0xC000003E,
         {"clone": 56, "clone3": 435},
-        (59, 322, 57, 58, 42, 101, 310, 311, 438, 272, 308, 165, 321, 323, 298, 250, 425, 41, 319, 447),
+        (59, 322, 57, 58, 42, 101, 310, 311, 438, 272, 308, 165, 321, 323, 298, 250, 425, 41, 319, 447, *_IPC_X86_64),
     ),
     "aarch64": (
         0xC00000B7,
         {"clone": 220, "clone3": 435},
-        (221, 281, 203, 117, 270, 271, 438, 97, 268, 40, 280, 282, 241, 219, 425, 198, 279, 447),
+        (221, 281, 203, 117, 270, 271, 438, 97, 268, 40, 280, 282, 241, 219, 425, 198, 279, 447, *_IPC_AARCH64),
     ),
 }
 """arch -> (AUDIT_ARCH, special syscalls, denied syscalls: exec, execveat, [fork, vfork], connect, ptrace,
 process_vm_readv/writev, pidfd_getfd, unshare, setns, mount, bpf, userfaultfd, perf_event_open, keyctl,
 io_uring_setup, socket (every family: the only sockets are the socket pairs socketpair() makes, and the
 channel the sandbox inherited, so no datagram reaches a host's Unix socket), memfd_create and memfd_secret
-(memory in an anonymous file escapes the address-space limit))."""
+(memory in an anonymous file escapes the address-space limit); then what outlives the process in the kernel,
+owned by its uid: System V shared memory (shmget, shmat, shmctl, shmdt), semaphores (semget, semop, semctl,
+semtimedop) and message queues (msgget, msgsnd, msgrcv, msgctl), POSIX message queues (mq_open ...
+mq_getsetattr) and keys (add_key, request_key))."""
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _CLONE_THREAD, _AF_UNIX, _X32_BIT = 0x00010000, 1, 0x40000000

@@ -19,8 +19,15 @@ When the code's process dies or overruns a call, it is killed and started
 afresh for the next test. :mod:`moot.sandbox._records` turns the reports, and
 how the judge ended, into a :class:`SandboxResult`.
 
-The call blocks for up to ``limits.wall_seconds``; from async code run it in a
-thread (``asyncio.to_thread``).
+The parent relays the code's answers without parsing them (``_wire.py``:
+it reads a message's head and passes the raw line on), so what the code
+sends costs this process its bytes, at most :data:`~moot.sandbox._wire.MAX_LINE`
+of them at a time, and every read and write here is bounded by the run's
+wall-clock deadline.
+
+The call blocks for up to ``limits.wall_seconds``; from async code await
+:func:`~moot.sandbox._cancel.run_in_thread`, whose cancellation kills the run's
+processes at once.
 """
 
 from __future__ import annotations
@@ -40,11 +47,12 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from moot.errors import ConfigError
+from moot.sandbox._cancel import Cancellation, SandboxCancelled, current_cancellation
 from moot.sandbox._confine import UNPRIVILEGED, remove_task_group
 from moot.sandbox._limits import SandboxLimits
 from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, assemble, killed_in_step
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus
-from moot.sandbox._wire import Channel, WireError
+from moot.sandbox._wire import HEAD_LIMIT, Channel, ChannelClosed, Frame, WireError, frame
 
 __all__ = ["SandboxRunner", "run_tests", "validate_tests"]
 
@@ -99,34 +107,48 @@ def validate_tests(tests: Sequence[str]) -> list[str]:
 
 
 def run_tests(code: str, tests: Sequence[str], limits: SandboxLimits | None = None) -> SandboxResult:
-    """Run ``code`` as a module, then each test against it, in the sandbox; never raises for anything the code does."""
+    """Run ``code`` as a module, then each test against it, in the sandbox; never raises for anything the code does.
+
+    Raises :class:`~moot.sandbox._cancel.SandboxCancelled` if the run's cancellation (see ``_cancel.py``) fired.
+    """
     limits = limits or SandboxLimits()
     tests = validate_tests(tests)
+    cancellation = current_cancellation()
     started = time.monotonic()
     root = tempfile.mkdtemp(prefix="moot-sandbox-")
     # Enterable (not listable) by others, so a process that became ``nobody`` reaches its own work directory
     # even where no mount namespace can cover this one; each work directory stays closed to everyone else.
     os.chmod(root, 0o711)
     try:
-        return _run(code, tests, limits, os.path.realpath(root), started)
+        result = _run(code, tests, limits, _Place(os.path.realpath(root), cancellation), started)
     except OSError as exc:
-        return SandboxResult(
+        result = SandboxResult(
             status=SandboxStatus.TOOL_FAULT,
             tool_error=f"could not run the sandbox processes: {exc}",
             seconds=time.monotonic() - started,
         )
     finally:
         remove_tree(root)
+    if cancellation.cancelled:  # its processes were killed under it: whatever it concluded is not a result
+        raise SandboxCancelled("the sandbox run was cancelled")
+    return result
 
 
-def _run(code: str, tests: list[str], limits: SandboxLimits, root: str, started: float) -> SandboxResult:
+class _Place:
+    """Where a run's processes live: its root directory, and the cancellation every start goes through."""
+
+    def __init__(self, root: str, cancellation: Cancellation) -> None:
+        self.root, self.cancellation = root, cancellation
+
+
+def _run(code: str, tests: list[str], limits: SandboxLimits, place: _Place, started: float) -> SandboxResult:
     deadline = started + limits.wall_seconds
-    host = CodeHost(code, limits, root, deadline)
+    host = CodeHost(code, limits, place, deadline)
     try:
         records = host.start()
         if host.exports is None:
             return host.result(records, tests, time.monotonic() - started)
-        judge = _Process("judge", root, _job(limits, tests=tests, exports=host.exports), limits)
+        judge = _Process("judge", place, _job(limits, tests=tests, exports=host.exports), limits)
         try:
             records += _relay(judge, host, deadline)
             ended = judge.end(deadline)
@@ -152,20 +174,28 @@ def _job(limits: SandboxLimits, **fields: Any) -> dict[str, Any]:
 
 
 def _relay(judge: _Process, host: CodeHost, deadline: float) -> list[dict[str, Any]]:
-    """Pass the judge's requests to the code's process and the answers back; return the judge's reports."""
+    """Pass the judge's requests to the code's process and the answers back; return the judge's reports.
+
+    A request is relayed as the judge wrote it, read no further than its head.
+    """
     records = []
     while True:
         try:
-            message = judge.receive(deadline)
-        except WireError:
+            line = judge.receive(deadline)
+            if line is None:
+                judge.timed_out = True
+                return records
+            if "op" in line.fields():
+                head = line.head()
+                seconds = min(float(head.get("seconds") or 0), deadline - time.monotonic())
+                if not judge.send(host.ask(line, head.get("id"), seconds), deadline):
+                    judge.timed_out = True
+                    return records
+                continue
+            message = line.message(HEAD_LIMIT)
+        except (WireError, TypeError, ValueError):
             return records  # it ended or spoke out of turn: how it ended decides the blame
-        if message is None:
-            judge.timed_out = True
-            return records
-        if "op" in message:
-            seconds = min(float(message.pop("seconds", 0) or 0), deadline - time.monotonic())
-            judge.send(host.ask(message, seconds))
-        elif message.get("event") in ("begin", "end", "done", "harness_error"):
+        if message.get("event") in ("begin", "end", "done", "harness_error"):
             records.append(message)
             if message["event"] in ("done", "harness_error"):
                 return records
@@ -175,8 +205,9 @@ def _relay(judge: _Process, host: CodeHost, deadline: float) -> list[dict[str, A
 class _Process:
     """One sandbox process: its own work directory, output files and channel to this parent."""
 
-    def __init__(self, role: str, root: str, job: dict[str, Any], limits: SandboxLimits) -> None:
-        self.workdir = os.path.join(root, role)
+    def __init__(self, role: str, place: _Place, job: dict[str, Any], limits: SandboxLimits) -> None:
+        self.cancellation = place.cancellation
+        self.workdir = os.path.join(place.root, role)
         os.mkdir(self.workdir, 0o700)
         main = {"judge": "_judge.py", "code": "_code_host.py"}[role]
         for target, source in {**_SHARED, f"_moot_{role}.py": main}.items():
@@ -189,7 +220,8 @@ class _Process:
             job = {**job, "workdir": self.workdir, "channel_fd": theirs.fileno()}
             self.files["stdin"].write(json.dumps(job).encode())
             self.files["stdin"].seek(0)
-            self.proc = self._spawn(role, theirs.fileno())
+            self.proc = self.cancellation.spawn(lambda: self._spawn(role, theirs.fileno()))
+        self._socket.setblocking(False)  # every read and write here waits at most until a deadline
         self.channel = Channel(self._socket.fileno())
 
     def _spawn(self, role: str, fd: int) -> subprocess.Popen[bytes]:
@@ -205,22 +237,23 @@ class _Process:
             start_new_session=True,  # its own process group, so a kill reaches everything it started
         )
 
-    def receive(self, until: float) -> dict[str, Any] | None:
-        """The next message, or None at ``until``; WireError once the process closed its end or broke the protocol."""
+    def receive(self, until: float) -> Frame | None:
+        """The next line, or None at ``until``; WireError once the process closed its end or sent too long a line."""
         while True:
-            message = self.channel.take()
-            if message is not None:
-                return message
+            line = self.channel.take()
+            if line is not None:
+                return line
             remaining = until - time.monotonic()
             if remaining <= 0 or not select.select([self._socket], [], [], remaining)[0]:
                 return None
             self.channel.fill()
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, line: bytes | bytearray, until: float) -> bool:
+        """Write one line by ``until``; False if the process did not take it by then (it is then out of step)."""
         try:
-            self.channel.send(message)
+            return self.channel.write(line, until)
         except OSError:  # it died meanwhile: its exit status tells how
-            pass
+            return True
 
     def end(self, until: float) -> ChildExit:
         """Wait for it to exit on its own (it has reported), at most until ``until`` plus a grace; then kill it."""
@@ -246,6 +279,7 @@ class _Process:
             except ProcessLookupError:
                 pass
         returncode = self.proc.wait()
+        self.cancellation.release(self.proc)
         self._socket.close()
         remove_task_group(self.proc.pid)
         return ChildExit(returncode=returncode, timed_out=self.timed_out)
@@ -263,8 +297,8 @@ class _Process:
 class CodeHost:
     """The code's process: started, loaded, asked, and started afresh after it dies or overruns a call."""
 
-    def __init__(self, code: str, limits: SandboxLimits, root: str, deadline: float) -> None:
-        self.code, self.limits, self.root, self.deadline = code, limits, root, deadline
+    def __init__(self, code: str, limits: SandboxLimits, place: _Place, deadline: float) -> None:
+        self.code, self.limits, self.place, self.deadline = code, limits, place, deadline
         self.exports: dict[str, Any] | None = None
         self.process: _Process | None = None
         self._ended: ChildExit | None = None
@@ -274,16 +308,17 @@ class CodeHost:
     def start(self) -> list[dict[str, Any]]:
         """Start the process and load the code; the reports so far (``exports`` is set once the code loaded)."""
         self._generation += 1
-        root = os.path.join(self.root, f"run{self._generation}")
+        root = os.path.join(self.place.root, f"run{self._generation}")
         os.mkdir(root)
-        self.process = _Process("code", root, _job(self.limits, code=self.code), self.limits)
+        job = _job(self.limits, code=self.code)
+        self.process = _Process("code", _Place(root, self.place.cancellation), job, self.limits)
         records: list[dict[str, Any]] = []
         until = min(self.deadline, time.monotonic() + self.limits.test_seconds + 2 * _GRACE + 1)
-        while not records or records[-1].get("event") != "end":
+        for expected in ("ready", "begin", "end"):
             try:
-                message = self.process.receive(until)
-            except WireError:
-                message = {}
+                message = self._next_report(until, expected)
+            except WireError as exc:  # the code wrote to the channel while it loaded
+                message = {"event": "end", "step": "load", "outcome": "error", "message": _broke(exc)}
             if not message:
                 at_wall = message is None and time.monotonic() >= self.deadline
                 if message is None and not at_wall and records and records[-1].get("event") == "begin":
@@ -293,12 +328,36 @@ class CodeHost:
                 return records
             if message.get("event") == "ready":
                 self._check_floor([str(layer) for layer in message.get("isolation", [])])
-            if message.get("event") in ("ready", "begin", "end"):
-                records.append(message)
+            records.append(message)
+            if message["event"] == "end" and expected != "end":  # the channel broke while the code loaded
+                self._ended = self._stop_process(timed_out=False)
+                return records
         exports = records[-1].pop("exports", None)
         if records[-1].get("outcome") == "passed" and isinstance(exports, dict):
             self.exports = exports
         return records
+
+    def _next_report(self, until: float, event: str) -> dict[str, Any] | None:
+        """The next report ``event`` of the load step; None at ``until``, {} once the process ended.
+
+        Once the code runs it can write to the channel too: a line that is not the report due is skipped, never
+        kept (so a flood of them costs time, which the deadline bounds, not memory); WireError for a line too
+        long for the channel, or a report due that is too long to parse here.
+        """
+        assert self.process is not None
+        while True:
+            try:
+                line = self.process.receive(until)
+            except ChannelClosed:
+                return {}
+            if line is None:
+                return None
+            try:
+                head = line.head()
+            except WireError:
+                continue
+            if head.get("event") == event and (event == "ready" or head.get("step") == "load"):
+                return line.message(HEAD_LIMIT)
 
     def _check_floor(self, isolation: list[str]) -> None:
         missing = [layer for layer in floor() if layer not in isolation]
@@ -311,28 +370,30 @@ class CodeHost:
                 "SandboxLimits(weak_isolation=True)"
             )
 
-    def ask(self, request: dict[str, Any], seconds: float) -> dict[str, Any]:
-        """The code's answer to one request, or how it failed to answer within ``seconds``."""
-        reply_to = {"id": request.get("id")}
+    def ask(self, request: Frame, request_id: Any, seconds: float) -> bytes | bytearray:
+        """The code's answer to one request (its line, unread beyond the head), or how it failed to answer in time."""
+        reply_to = {"id": request_id}
         if self.process is None and not self._restart():
-            return {**reply_to, "died": "the code's process could not be started again after a fault"}
+            return frame({**reply_to, "died": "the code's process could not be started again after a fault"})
         assert self.process is not None
-        self.process.send(request)
+        until = time.monotonic() + max(seconds, 0.0) + _GRACE
         try:
-            reply = self.process.receive(time.monotonic() + max(seconds, 0.0) + _GRACE)
-        except WireError:
+            reply = self.process.receive(until) if self.process.send(request.raw, until) else None
+            if reply is not None and (reply.head().get("id") != request_id or not {"ok", "raised"} & reply.fields()):
+                raise WireError("an answer out of turn")
+        except ChannelClosed:
             stderr = self.process.tail("stderr")
             death = killed_in_step(self._stop_process(timed_out=False), self.limits, stderr)
-            return {**reply_to, ("timeout" if death.outcome is Outcome.TIMEOUT else "died"): death.message}
+            return frame({**reply_to, ("timeout" if death.outcome is Outcome.TIMEOUT else "died"): death.message})
+        except WireError as exc:
+            self._stop_process(timed_out=False)
+            return frame({**reply_to, "died": _broke(exc)})
         if reply is None:
             self._stop_process(timed_out=True)
             at_wall = time.monotonic() >= self.deadline
             limit = f"exceeded the wall-clock limit of {self.limits.wall_seconds:g} s"
-            return {**reply_to, "timeout": limit if at_wall else _over(self.limits.test_seconds)}
-        if reply.get("id") != request.get("id") or not ({"ok", "raised"} & reply.keys()):
-            self._stop_process(timed_out=False)
-            return {**reply_to, "died": "the code's process answered out of turn"}
-        return reply
+            return frame({**reply_to, "timeout": limit if at_wall else _over(self.limits.test_seconds)})
+        return reply.raw
 
     def _restart(self) -> bool:
         records = self.start()
@@ -374,6 +435,10 @@ class CodeHost:
 
 def _over(seconds: float) -> str:
     return f"took longer than {seconds:g} s"
+
+
+def _broke(exc: WireError) -> str:
+    return f"the code's process broke the sandbox's channel protocol: it sent {exc}"
 
 
 def remove_tree(path: str) -> None:

@@ -18,6 +18,8 @@ import base64
 import json
 import math
 import os
+import select
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,54 +27,183 @@ PLAIN = "None, bool, int, float, complex, str, bytes, bytearray, list, tuple, di
 MAX_DEPTH = 100
 MAX_LINE = 64 * 1024 * 1024
 """A message longer than this is refused: the receiver never holds an unbounded line."""
+HEAD_LIMIT = 1024 * 1024
+"""The most of one message the sandbox's parent parses into objects.
+
+The parent relays the code's answers and the judge's requests without
+reading their values: it parses only a message's *head* (ids, the kind of
+answer) and passes the raw line on, so a reply costs the parent its bytes,
+never the objects a parser would build from them (a line of ``[],[],...``
+is ~20 objects per byte held). Every other message it parses is small.
+"""
+INLINE = 4096
+"""A field whose JSON text is longer than this travels in the message's body, not its head."""
+BODY = "~body"
+"""The head's list of the fields that are in the body."""
+_CHUNK = 1 << 16
 
 
 class WireError(Exception):
     """A message or value that does not follow the protocol (torn, too large, too deep, unknown tag)."""
 
 
+class ChannelClosed(WireError):
+    """The other side closed the channel (it ended, or hung up): not a fault of what it sent."""
+
+
 # ------------------------------------------------------------------ framing
+def frame(message: dict[str, Any]) -> bytes:
+    """``message`` as one line: a JSON object of its short fields (the head) and, after a tab, one of its long ones.
+
+    ``json.dumps`` escapes every control character, so the first raw tab of a line is where its head ends.
+    """
+    head, body = [], []
+    for key, value in message.items():
+        text = _dumps(value)
+        (body if len(text) > INLINE else head).append((str(key), text))
+    if body:
+        head.append((BODY, _dumps([key for key, _ in body])))
+    line = _object(head) + ("\t" + _object(body) if body else "") + "\n"
+    return line.encode("ascii")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, allow_nan=False, separators=(",", ":"))
+
+
+def _object(fields: list[tuple[str, str]]) -> str:
+    return "{" + ",".join(f"{_dumps(key)}:{text}" for key, text in fields) + "}"
+
+
+class Frame:
+    """One line as received, parsed only as far as the reader asks: its head, or the whole message."""
+
+    def __init__(self, raw: bytes | bytearray) -> None:
+        self.raw = raw
+        """The line as it came, newline included: what a relay passes on."""
+        self._tab = raw.find(b"\t")
+        self._head: dict[str, Any] | None = None
+
+    def head(self) -> dict[str, Any]:
+        """The head's fields (``BODY`` lists the body's); WireError if it is over :data:`HEAD_LIMIT` or malformed."""
+        if self._head is None:
+            end = self._tab if self._tab >= 0 else len(self.raw)
+            if end > HEAD_LIMIT:
+                raise WireError(f"a message head longer than {HEAD_LIMIT // 1024} KB")
+            self._head = parse(bytes(self.raw[:end]))
+        return self._head
+
+    def fields(self) -> set[str]:
+        """The names of every field, head and body, without reading the body."""
+        head = self.head()
+        named = head.get(BODY, [])
+        if type(named) is not list or not all(type(name) is str for name in named):
+            raise WireError(f"a malformed {BODY!r} field")
+        return (set(head) - {BODY}) | set(named)
+
+    def message(self, limit: int = MAX_LINE) -> dict[str, Any]:
+        """The whole message, head and body; WireError if the line is longer than ``limit`` or malformed."""
+        if len(self.raw) > limit:
+            raise WireError(f"a message longer than {_size(limit)}")
+        names, head = self.fields(), dict(self.head())
+        head.pop(BODY, None)
+        if self._tab < 0:
+            if names != set(head):
+                raise WireError("a message whose body is missing")
+            return head
+        body = parse(self.raw[self._tab + 1 :])
+        if set(body) != names - set(head) or set(body) & set(head):
+            raise WireError("a message whose body does not match its head")
+        return head | body
+
+
+def _size(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit // 1024} KB"
+
+
 class Channel:
-    """Newline-delimited JSON objects over a connected stream socket's descriptor."""
+    """Newline-delimited messages (see :func:`frame`) over a connected stream socket's descriptor.
+
+    Reading is bounded and streaming: each read is scanned once for the end
+    of a line (never the whole buffer again), a line is handed over without
+    a copy, and a line over ``limit`` is refused as soon as it gets there,
+    not buffered to its end.
+    """
 
     def __init__(self, fd: int, limit: int = MAX_LINE) -> None:
         self.fd, self.limit = fd, limit
         self._buffer = bytearray()
+        self._scanned = 0
+        self._broken: str | None = None
 
     def send(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message, allow_nan=False, separators=(",", ":")) + "\n").encode()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view) :]
+        self.write(frame(message))
+
+    def write(self, data: bytes | bytearray, until: float | None = None) -> bool:
+        """Write all of ``data``; with ``until`` (a non-blocking descriptor), False if it could not by then."""
+        with memoryview(data) as view:
+            while view:
+                if until is not None:
+                    remaining = until - time.monotonic()
+                    if remaining <= 0 or not select.select([], [self.fd], [], remaining)[1]:
+                        return False
+                try:
+                    view = view[os.write(self.fd, view) :]
+                except BlockingIOError:
+                    continue
+        return True
 
     def recv(self) -> dict[str, Any]:
         """The next message, waiting for it; WireError if the peer closed or sent a torn, oversized or bad line."""
         while True:
-            message = self.take()
-            if message is not None:
-                return message
+            line = self.take()
+            if line is not None:
+                return line.message(self.limit)
             self.fill()
 
-    def take(self) -> dict[str, Any] | None:
-        """The next message if a whole one is buffered, else None (never waits)."""
-        end = self._buffer.find(b"\n")
+    def take(self) -> Frame | None:
+        """The next line if a whole one is buffered, else None (never waits); WireError once a line is too long."""
+        if self._broken is not None:
+            raise WireError(self._broken)
+        end = self._buffer.find(b"\n", self._scanned)
         if end < 0:
-            if len(self._buffer) > self.limit:
-                raise WireError(f"a message longer than {self.limit // (1024 * 1024)} MB")
+            self._scanned = len(self._buffer)
+            if self._scanned > self.limit:
+                self._break()
             return None
-        line = bytes(self._buffer[:end])
-        del self._buffer[: end + 1]
-        return parse(line)
+        if end >= self.limit:
+            self._break()
+        self._scanned = 0
+        return Frame(self._cut(end + 1))
+
+    def _break(self) -> None:
+        self._buffer, self._scanned = bytearray(), 0  # nothing more of it is kept, and the channel is out of step
+        self._broken = f"a message longer than {_size(self.limit)}"
+        raise WireError(self._broken)
+
+    def _cut(self, size: int) -> bytes | bytearray:
+        """The first ``size`` bytes, removed from the buffer; a long line is the buffer itself, not a copy."""
+        buffer = self._buffer
+        if size <= _CHUNK:
+            line = bytes(buffer[:size])
+            del buffer[:size]  # cheap: a bytearray drops its head without moving the rest
+            return line
+        self._buffer = bytearray(buffer[size:])  # what followed it came with the last read: small
+        del buffer[size:]
+        return buffer
 
     def fill(self) -> None:
-        """Read what the peer sent so far (waits if nothing is there yet)."""
-        chunk = os.read(self.fd, 1 << 16)
+        """Read what the peer sent so far (waits if nothing is there yet, unless the descriptor is non-blocking)."""
+        try:
+            chunk = os.read(self.fd, _CHUNK)
+        except BlockingIOError:
+            return
         if not chunk:
-            raise WireError("the other side closed the channel")
+            raise ChannelClosed("the other side closed the channel")
         self._buffer += chunk
 
 
-def parse(line: bytes) -> dict[str, Any]:
+def parse(line: bytes | bytearray) -> dict[str, Any]:
     try:
         message = json.loads(line, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:

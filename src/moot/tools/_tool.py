@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from moot.errors import ConfigError, ToolFaultError
-from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, run_tests
+from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, run_in_thread, run_tests
 
 __all__ = [
     "ReadFileArgs",
@@ -188,7 +188,7 @@ def run_python_tool(
         tests = args.tests or ["pass"]
         error = ""
         for _ in range(tool_retries + 1):
-            result = await asyncio.to_thread(run, args.code, tests, chosen)
+            result = await run_in_thread(run, args.code, tests, chosen)
             if result.status is not SandboxStatus.TOOL_FAULT:
                 break
             error = result.tool_error or "the sandbox failed without details"

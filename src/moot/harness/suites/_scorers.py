@@ -8,7 +8,6 @@ free text to grep), and should run on a different model than the arms
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from moot.errors import ConfigError, ToolFaultError
 from moot.harness.suites._items import Item, Score, ScoreContext
 from moot.programs import assemble_program
 from moot.roles import Role, register_role
-from moot.sandbox import SandboxLimits, SandboxStatus
+from moot.sandbox import SandboxLimits, SandboxStatus, run_in_thread
 
 __all__ = ["CodeTests", "ExactMatch", "Judgement", "LLMJudge", "NumericMatch", "OptionMatch", "RegexMatch"]
 
@@ -178,7 +177,7 @@ class CodeTests:
         program = assemble_program(item.code.stub, answer, item.code.entry_point)
         error: Any = None
         for _ in range(self.tool_retries + 1):
-            result = await asyncio.to_thread(ctx.sandbox, program, list(self.tests), self.limits)
+            result = await run_in_thread(ctx.sandbox, program, self.tests, self.limits)
             if result.status is not SandboxStatus.TOOL_FAULT:
                 passed = result.status is SandboxStatus.PASSED
                 detail = "" if passed else "; ".join(f"{t.label}: {t.message}" for t in result.failures)[:500]
