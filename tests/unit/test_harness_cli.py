@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -12,6 +9,7 @@ from typer.testing import CliRunner
 from moot.harness._cli import compare, default_out
 from moot.harness.suites._files import MAX_ITEM_BYTES
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
+from tests.unprivileged import run_moot
 
 
 def _app() -> typer.Typer:
@@ -124,15 +122,17 @@ def test_an_out_that_is_a_file_is_one_line(tmp_path):
     assert a_file.read_text() == "mine"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
 def test_an_out_in_an_unwritable_directory_is_one_line(tmp_path):
     suite = write_sums(tmp_path / "s.jsonl", 1)
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o555)
-    refused(
-        invoke(str(suite), "--model", "scripted:deterministic", "--out", str(locked / "out")),
-        f"moot: error: --out {locked / 'out'}: {locked} is not writable",
+    done = run_moot("compare", str(suite), "--model", "scripted:deterministic", "--out", str(locked / "out"))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert (
+        done.stderr
+        == f"moot: error: --out {locked / 'out'}: {locked} is not writable; give a directory you can write\n"
     )
+    assert list(locked.iterdir()) == []
 
 
 def test_a_concurrency_of_0_is_one_line(tmp_path):
@@ -143,8 +143,7 @@ def test_a_concurrency_of_0_is_one_line(tmp_path):
     )
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="the [local] extra is installed")
-def test_local_without_the_extra_is_refused_before_the_header_and_the_results_file(tmp_path):
+def test_local_without_the_extra_is_refused_before_the_header_and_the_results_file(tmp_path, without_local_extra):
     suite = write_sums(tmp_path / "s.jsonl", 1)
     out = tmp_path / "out"
     refused(invoke(str(suite), "--model", "local", "--out", str(out)), "moot: error: the embedded model needs")
