@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from moot._exit_codes import EXIT_CODES_HELP, FAILED, FINISHED, exit_code, refuse, say_error
+from moot._usage_errors import OneLineCommand, OneLineGroup
 from moot.arbiters import load_arbiter
 from moot.catalog import Entry, entries
 from moot.console import catalog_table, render_calls, render_message, render_result, render_run, runs_table
@@ -43,7 +44,11 @@ from moot.teams import ConsoleFeedback, HumanInTheLoop, MootTeam, PlannerExecuto
 from moot.tools import ConsoleApprover
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help=f"moot: multi-agent debate and review loops. {EXIT_CODES_HELP}"
+    cls=OneLineGroup,
+    name="moot",
+    add_completion=False,
+    no_args_is_help=True,
+    help=f"moot: multi-agent debate and review loops. {EXIT_CODES_HELP}",
 )
 out = Console()
 err = Console(stderr=True)
@@ -130,13 +135,15 @@ def resume(
 ) -> None:
     """Continue a run that was killed or interrupted, from its last checkpoint (never one a live process drives)."""
     try:
-        opened = RunStore.shared(store)
-        opened.check()
-        record = _resumable(opened, run_id, last)
+        found = RunStore.reader(store)  # a run to resume is looked up first: a missing store is not created
+        found.check()
+        record = _resumable(found, run_id, last)
         options = record.options
         loaded = load_scenario(record.scenario or "").compose(options.get("roles", []), options.get("arbiter"))
         team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
-        resumable_state(opened, record.id)
+        resumable_state(found, record.id)
+        found.close()
+        opened = RunStore.shared(store)
         opened.acquire(record.id)  # refused while another live process drives it
     except ConfigError as exc:
         raise refuse(str(exc)) from None
@@ -373,7 +380,7 @@ def run_script(scenario: Scenario, argv: Sequence[str] | None = None) -> None:
     options of ``moot run``; ``argv`` defaults to the script's own arguments."""
     command = typer.Typer(add_completion=False)
 
-    @command.command()
+    @command.command(cls=OneLineCommand)
     def main(
         model: ModelOption = [],  # noqa: B006
         task: TaskOption = None,

@@ -84,6 +84,60 @@ def test_a_scenario_whose_build_raises_is_one_line(tmp_path):
     )
 
 
+# ------------------------------------------------------------- usage errors
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run"], "moot: error: Missing argument 'scenario'; moot run --help shows the usage"),
+        (["run", SCENARIO, "--bogus"], "moot: error: No such option: --bogus; moot run --help shows the usage"),
+        (["run", SCENARIO, "--model"], "moot: error: Option '--model' requires an argument"),
+        (["runs", "--limit", "abc"], "moot: error: Invalid value for '--limit' / '-n': Input should be a valid"),
+        (["bogus"], "moot: error: No such command 'bogus'; moot --help shows the usage"),
+        (["resum", "--last"], "moot: error: No such command 'resum'. Did you mean 'resume'"),
+        (["show"], "moot: error: Missing argument 'run_id'; moot show --help shows the usage"),
+        (["compare"], "moot: error: Missing argument 'suite'; moot compare --help shows the usage"),
+        (["compare", "s.jsonl", "--concurrency", "two"], "moot: error: Invalid value for '--concurrency' / '-j'"),
+        (["roles", "extra"], "moot: error: Got unexpected extra argument(s) (extra); moot roles --help shows"),
+    ],
+)
+def test_a_usage_error_is_one_line_and_exit_2(args, message):
+    one_line_refusal(*invoke(*args), message)
+
+
+def test_a_scenario_script_s_usage_error_is_one_line(capsys):
+    from moot.cli import run_script
+    from moot.scenario import load_scenario
+
+    with pytest.raises(SystemExit) as ended:
+        run_script(load_scenario(SCENARIO), ["--bogus"])
+    assert ended.value.code == 2
+    assert capsys.readouterr().err == "moot: error: No such option: --bogus; code_review.py --help shows the usage\n"
+
+
+def test_help_and_no_arguments_still_show_the_help():
+    code, out, _ = invoke()
+    assert code == 2 and "Usage: moot [OPTIONS] COMMAND" in out
+    code, out, _ = invoke("runs", "--help")
+    assert code == 0 and "Usage: moot runs [OPTIONS]" in out
+
+
+def test_the_usage_error_adapter_was_written_for_the_pinned_typer():
+    import typer
+
+    from moot._usage_errors import TESTED_TYPER
+
+    pinned = (ROOT / "pyproject.toml").read_text()
+    assert f'"typer=={TESTED_TYPER}"' in pinned and typer.__version__ == TESTED_TYPER
+
+
+@pytest.mark.parametrize("args", [["resume", "--last"], ["resume", "nope"]])
+def test_resume_on_a_fresh_machine_creates_no_store(tmp_path, args):
+    store = tmp_path / "fresh" / "runs.sqlite3"
+    code, out, err = invoke(*args, "--store", str(store))
+    assert code == 2 and err.count("\n") == 1 and out == ""
+    assert not store.parent.exists()
+
+
 # ------------------------------------------------------------------- models
 def test_a_base_url_that_is_no_url_is_refused_at_parse():
     one_line_refusal(
@@ -152,7 +206,7 @@ def damage(store: Path) -> None:
     [
         (["runs"], "moot: error: cannot read run store {store}: database disk image is malformed; move it aside"),
         (["show", "abc"], "moot: error: cannot read run store {store}: database disk image is malformed"),
-        (["resume", "--last"], "moot: error: cannot open run store {store}: database disk image is malformed"),
+        (["resume", "--last"], "moot: error: run store {store} is damaged ("),
         (["run", SCENARIO, "-m", "scripted:deterministic"], "moot: error: cannot open run store {store}: database"),
     ],
 )

@@ -168,3 +168,36 @@ def test_help_names_the_ray_extra_and_the_exit_codes():
     text = " ".join(CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "400"}).stdout.split())
     assert "needs the [ray] extra" in text and "self-consistency[?k=N]" in text and "humaneval[:N]" in text
     assert "Exit codes: 0 finished; 1 failed; 2 bad input (nothing run); 3 partial" in text
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--no-cache", "--cache", "{tmp}/c"], "moot: error: give --cache {tmp}/c or --no-cache, not both"),
+        (["--arms", "single,reflection", "--k", "3"], "moot: error: --k sets self-consistency's samples, and the arms"),
+        (["--arms", "debate,self-consistency", "--compute-matched", "--k", "3"], "moot: error: --k and --compute-ma"),
+        (["--report-only", "--rerun"], "moot: error: --report-only runs nothing and --rerun recomputes every row"),
+        (["--report-only"], "moot: error: --report-only: {tmp}/out holds no results yet (results.sqlite3 is missing)"),
+    ],
+)
+def test_options_that_contradict_each_other_are_one_line_and_write_nothing(tmp_path, flags, message):
+    suite = write_sums(tmp_path / "s.jsonl", 1)
+    given = [f.format(tmp=tmp_path) for f in flags]
+    refused(invoke(str(suite), "-m", "scripted:deterministic", "--out", str(tmp_path / "out"), *given),
+            message.format(tmp=tmp_path))  # fmt: skip
+    assert not (tmp_path / "out").exists() and not (tmp_path / "c").exists()
+
+
+def test_report_only_with_no_finished_row_of_these_arms_is_one_line(tmp_path):
+    suite = write_sums(tmp_path / "s.jsonl", 1)
+    out = tmp_path / "out"
+    first = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out))
+    assert first.exit_code == 0, first.output
+    files = sorted(p.name for p in out.iterdir())
+    refused(
+        invoke(str(suite), "-m", "scripted:deterministic", "--arms", "reflection", "--out", str(out), "--report-only"),
+        f"moot: error: --report-only: {out} holds no finished row of {suite} with these arms",
+    )
+    assert sorted(p.name for p in out.iterdir()) == files
+    again = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out), "--report-only")
+    assert again.exit_code == 0 and "single" in again.output
