@@ -24,7 +24,7 @@ from moot.roles._registry import (
     role_origin,
 )
 from moot.roles._role import Role
-from moot.roles._role_models import RoleModels, parse_model_options
+from moot.roles._role_models import ModelsFor, RoleModels, parse_model_options, role_models
 from moot.roles._test_critic import TestCritic, TestCriticConfig, failure_lines, run_sandbox
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "PLANNER",
     "CandidateChoice",
     "Critique",
+    "ModelsFor",
     "Opening",
     "Plan",
     "Position",
@@ -64,6 +65,7 @@ __all__ = [
     "register_role",
     "render_prompt",
     "role",
+    "role_models",
     "role_origin",
     "run_sandbox",
     "tool_call_type",

@@ -20,7 +20,7 @@ then an executor. A preset is data AutoGen tooling can read too:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -34,8 +34,7 @@ from moot.arbiters import ArbiterSpec, load_arbiter
 from moot.catalog import Document, entries, find_entry, read_document
 from moot.conditions import parse_stop
 from moot.errors import ConfigError
-from moot.models import ModelSpec
-from moot.roles import RoleAgent, role
+from moot.roles import ModelsFor, RoleAgent, role, role_models
 from moot.teams._base import MootTeam
 from moot.teams._debate import Debate
 from moot.teams._planner_executor import PlannerExecutor
@@ -45,8 +44,6 @@ from moot.tools import Tool, read_file_tool, run_python_tool, write_file_tool
 __all__ = ["TeamFile", "TeamPreset", "known_presets", "load_preset"]
 
 Topology = Literal["reflection", "debate", "planner_executor"]
-SpecFor = Callable[[str], ModelSpec]
-"""The model spec for a role name (``RoleModels.spec``)."""
 
 
 class ReflectionOptions(BaseModel):
@@ -136,8 +133,11 @@ class TeamPreset:
     def stop(self) -> TerminationCondition | None:
         return parse_stop(self.termination) if self.termination else None
 
-    def build(self, spec: SpecFor) -> MootTeam:
-        """The team, each role on ``spec(role name)``."""
+    def build(self, models: ModelsFor) -> MootTeam:
+        """The team on ``models``, by the command line's rule (``moot.roles.role_models``): one ``ModelSpec`` is
+        ``--model SPEC``, a function of the role name is ``--model ROLE=SPEC`` for each role, and a role file's
+        own ``model:`` layer applies under either."""
+        spec = role_models(models, self.participants).spec
         agents = [RoleAgent(role(name), spec(name)) for name in self.roles]
         options: Any = self.options
         if self.topology == "reflection":
@@ -155,9 +155,10 @@ class TeamPreset:
             max_replans=options.max_replans, name=self.name, description=self.description,
         )  # fmt: skip
 
-    def component(self, spec: SpecFor) -> ComponentModel:
-        """The preset as an AutoGen component config (what ``Team.load_component`` reads)."""
-        return self.build(spec).dump_component()
+    def component(self, models: ModelsFor) -> ComponentModel:
+        """The preset on ``models`` (as :meth:`build` takes them) as an AutoGen component config (what
+        ``Team.load_component`` reads)."""
+        return self.build(models).dump_component()
 
 
 def _tools(options: PlannerExecutorOptions) -> list[Tool]:
