@@ -75,7 +75,7 @@ async def test_a_rejection_at_final_is_shown_to_the_next_round_and_the_team_work
 
     assert [r.draft for r in result.rounds] == ["draft one", "draft two"]
     # MaxRounds(1) was re-armed by the rejection: it allows one more round, then fires again.
-    both = "quality threshold: score 95 >= 85 in round 2, max rounds: the limit of 1 was already passed (2 rounds done)"
+    both = "quality threshold: score 95 >= 85 in round 2, max rounds: 1 of 1 rounds done (2 in all)"
     assert result.stop_reason == both
     assert human_rows(result.messages) == [
         ("requested", "final", None, "quality threshold: score 90 >= 85 in round 1, max rounds: 1 of 1 rounds done"),
