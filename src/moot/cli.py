@@ -9,7 +9,9 @@ or suspended exits 3, one that fails exits 1 (see ``moot._exit_codes``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -20,7 +22,16 @@ from autogen_agentchat.base import TaskResult
 from rich.console import Console
 from rich.markup import escape
 
-from moot._exit_codes import EXIT_CODES_HELP, FAILED, FINISHED, exit_code, refuse, say_error
+from moot._exit_codes import (
+    EXIT_CODES_HELP,
+    FAILED,
+    FINISHED,
+    INTERRUPTED,
+    TERMINATED,
+    exit_code,
+    refuse,
+    say_error,
+)
 from moot._usage_errors import OneLineCommand, OneLineGroup
 from moot.arbiters import load_arbiter
 from moot.catalog import Entry, entries
@@ -332,16 +343,49 @@ def run_scenario(
 def _drive(stream: AsyncIterator[object], team: MootTeam) -> TaskResult:
     """Render the run as it streams; end with its exit code: partial or suspended 3, failed 1 (one line), a
     refused key or a changed configuration 2."""
+    terminated = _Termination()
     try:
-        result = asyncio.run(_render(stream, team))
+        result = asyncio.run(_render(stream, team, terminated))
     except ConfigError as exc:  # e.g. the scenario's configuration changed since the run started
         raise refuse(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _interrupted(team, INTERRUPTED) from None
+    except asyncio.CancelledError:
+        if not terminated.received:
+            raise
+        raise _interrupted(team, TERMINATED) from None
     except Exception as exc:
         raise _failed(exc, team) from None
     status = RunStore.shared(team.store_path).get(team.run_id).status if team.run_id else "finished"
     if exit_code(status) != FINISHED:
         raise typer.Exit(exit_code(status))
     return result
+
+
+class _Termination:
+    """SIGTERM ends a run as Ctrl-C does: the running task is cancelled, so the team records the run as
+    interrupted (and resumable) before the process exits 143."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+    def watch(self) -> None:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        if task is None:
+            return
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers here (Windows, a thread)
+            loop.add_signal_handler(signal.SIGTERM, self._cancel, task)
+
+    def _cancel(self, task: asyncio.Task[Any]) -> None:
+        self.received = True
+        task.cancel()
+
+
+def _interrupted(team: MootTeam, code: int) -> typer.Exit:
+    """A run stopped by Ctrl-C or SIGTERM: say where it is kept, exit 130 or 143."""
+    where = f"; resume with moot resume {team.run_id}" if team.run_id else " before the run started"
+    err.print(f"moot: interrupted{where}", markup=False, highlight=False, soft_wrap=True)
+    return typer.Exit(code)
 
 
 def _failed(exc: Exception, team: MootTeam) -> typer.Exit:
@@ -356,7 +400,11 @@ def _failed(exc: Exception, team: MootTeam) -> typer.Exit:
     return typer.Exit(FAILED)
 
 
-async def _render(stream: AsyncIterator[object], team: MootTeam | None = None) -> TaskResult:
+async def _render(
+    stream: AsyncIterator[object], team: MootTeam | None = None, terminated: _Termination | None = None
+) -> TaskResult:
+    if terminated is not None:
+        terminated.watch()
     result: TaskResult | None = None
     announced = False
     async for item in stream:
