@@ -51,7 +51,7 @@ from moot.runview import (
 )
 from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
-from moot.teams import ConsoleFeedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
+from moot.teams import AnswerOnce, ConsoleFeedback, Feedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
 from moot.tools import ConsoleApprover
 
 app = typer.Typer(
@@ -142,16 +142,36 @@ def resume(
     force: Annotated[
         bool, typer.Option("--force", help="Continue even though the scenario's stop conditions changed.")
     ] = False,
+    approve: Annotated[
+        bool, typer.Option("--approve", help="A run suspended for feedback: approve what it is waiting on.")
+    ] = False,
+    feedback: Annotated[
+        str | None,
+        typer.Option(
+            "--feedback",
+            help="A run suspended for feedback: reject what it is waiting on with this comment, and go on "
+            "(with --approve: approve it with this comment).",
+        ),
+    ] = None,
     store: StoreOption = None,
 ) -> None:
-    """Continue a run that was killed or interrupted, from its last checkpoint (never one a live process drives)."""
+    """Continue a run that was killed, interrupted or suspended for feedback, from its last checkpoint (never
+    one a live process drives). Without a terminal, --approve or --feedback answers a feedback pause."""
     try:
+        given = _given_feedback(approve, feedback)
         found = RunStore.reader(store)  # a run to resume is looked up first: a missing store is not created
         found.check()
         record = _resumable(found, run_id, last)
+        if given is not None and record.status != "suspended":
+            raise ConfigError(
+                f"run {record.id} is not waiting for feedback (status {record.status}); --approve and --feedback "
+                "answer a run suspended at a feedback pause"
+            )
         options = record.options
         loaded = load_scenario(record.scenario or "").compose(options.get("roles", []), options.get("arbiter"))
         team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
+        if given is not None:
+            team.human.feedback = AnswerOnce(team.human, given, then=team.human.feedback)
         resumable_state(found, record.id)
         found.close()
         opened = RunStore.shared(store)
@@ -160,6 +180,15 @@ def resume(
         raise refuse(str(exc)) from None
     out.print(f"[bold]moot[/] resuming run [cyan]{record.id}[/] of {loaded.name} ({record.turns} turns recorded)")
     _drive(team.resume_stream(record.id, force=force), team)
+
+
+def _given_feedback(approve: bool, comment: str | None) -> Feedback | None:
+    """The answer ``moot resume --approve / --feedback TEXT`` gives the pause a suspended run waits at."""
+    if comment is not None and not comment.strip():
+        raise ConfigError("--feedback needs a comment (what should change); to accept as it is, give --approve")
+    if approve:
+        return Feedback.approve((comment or "").strip())
+    return Feedback.reject(comment.strip()) if comment is not None else None
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout instead of tables.")]
@@ -419,7 +448,13 @@ async def _render(
     render_result(out, result)
     if team is not None and team.waiting_for:
         where, run_id = team.waiting_for, team.run_id
-        out.print(f"[yellow]suspended:[/] waiting for feedback at {where}; continue with: moot resume {run_id}")
+        resume = f"moot resume {run_id}"
+        out.print(
+            f"[yellow]suspended:[/] waiting for feedback at {where}; continue with {resume} at a terminal, "
+            f"or answer from anywhere: {resume} --approve, or {resume} --feedback 'what should change'",
+            markup=True,
+            highlight=False,
+        )
     return result
 
 
