@@ -17,7 +17,6 @@ from rich.text import Text
 
 from moot._describe import Description, Tone, describe
 from moot._result_blocks import draft_label
-from moot._rich_blocks import print_blocks
 from moot.messages import (
     HumanFeedbackGiven,
     HumanFeedbackRequested,
@@ -150,8 +149,7 @@ def render_result(console: Console, result: TaskResult) -> None:
     if not isinstance(result, MootResult):
         console.print(f"[bold]stop reason:[/] {result.stop_reason}")
         return
-    print_blocks(console, result.blocks())
-    console.print(meter_line(result.tokens))
+    console.print(result)  # MootResult.__rich__: its blocks, then its tokens and cost
 
 
 def returned_label(result: Mapping[str, Any] | None) -> str | None:
