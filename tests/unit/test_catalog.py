@@ -211,6 +211,21 @@ BAD = [
     ),
     (
         "teams/panel.yaml",
+        "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops]\narbiter: majority_vote\n"
+        "termination: consensus | score_threshold(80)\n",
+        "teams/panel.yaml:6: termination: score_threshold (waits for score) can never fire for a debate team, "
+        "whose rounds report agreement; remove it, or stop on what it reports or on a limit, "
+        "e.g. max_rounds(5) | token_budget(40000)",
+    ),
+    (
+        "teams/panel.yaml",
+        "name: panel\ndescription: x\ntopology: reflection\nroles: [generator, critic]\n"
+        "termination: (consensus & max_rounds(2)) | no_improvement(2)\n",
+        "teams/panel.yaml:5: termination: consensus (waits for agreement) can never fire for a reflection team, "
+        "whose rounds report score;",
+    ),
+    (
+        "teams/panel.yaml",
         "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops]\narbiter: majority_vot\n",
         "teams/panel.yaml:5: arbiter: unknown arbiter 'majority_vot'; "
         "available: llm_judge, majority_vote, weighted_vote",
