@@ -13,6 +13,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from moot._blocks import Block, to_markdown
+from moot._meter_text import meter_line
 from moot._result_blocks import html_result, result_blocks
 from moot._rich_blocks import to_rich
 from moot.errors import MalformedOutputError
@@ -45,8 +46,6 @@ class MootResult(TaskResult):
 
     def __rich__(self) -> RenderableType:
         """``rich.print(result)`` shows what ``moot run`` prints for it, not the fields of the dataclass."""
-        from moot.console import meter_line  # the terminal renderer, which imports the teams
-
         return Group(*to_rich(self.blocks()), Text.from_markup(meter_line(self.tokens)))
 
     @property
