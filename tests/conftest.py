@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Callable
 
@@ -119,6 +120,13 @@ def make_debate(
         answer_pattern=answer_pattern,
         seed=seed,
     )
+
+
+@pytest.fixture
+def without_local_extra(monkeypatch):
+    """The import system as on a machine without the ``[local]`` extra, whether or not it is installed here
+    (CI installs it): ``import llama_cpp`` raises ModuleNotFoundError while the test runs."""
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,9 @@ Scripts and CI branch on the code, never on the text:
 - 2: bad input (spec, scenario, suite, store, option, key): nothing was run or written;
 - 3: the run stopped early with its best-so-far result (``partial``), is suspended
   waiting for feedback, or a comparison left rows failed; the same command (or
-  ``moot resume``) goes on.
+  ``moot resume``) goes on;
+- 130 (Ctrl-C) and 143 (SIGTERM): the run was interrupted; it is stored as
+  ``interrupted`` and ``moot resume ID`` goes on (the shell's 128 + signal number).
 """
 
 from __future__ import annotations
@@ -17,12 +19,24 @@ from rich.console import Console
 
 from moot._redact import redact
 
-__all__ = ["BAD_INPUT", "EXIT_CODES_HELP", "FAILED", "FINISHED", "PARTIAL", "exit_code", "refuse", "say_error"]
+__all__ = [
+    "BAD_INPUT",
+    "EXIT_CODES_HELP",
+    "FAILED",
+    "FINISHED",
+    "INTERRUPTED",
+    "PARTIAL",
+    "TERMINATED",
+    "exit_code",
+    "refuse",
+    "say_error",
+]
 
 FINISHED, FAILED, BAD_INPUT, PARTIAL = 0, 1, 2, 3
+INTERRUPTED, TERMINATED = 130, 143
 EXIT_CODES_HELP = (
     "Exit codes: 0 finished; 1 failed; 2 bad input (nothing run); 3 partial, suspended, or rows failed "
-    "(re-run or resume to go on)."
+    "(re-run or resume to go on); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM): moot resume ID goes on."
 )
 
 _err = Console(stderr=True)

@@ -9,7 +9,9 @@ or suspended exits 3, one that fails exits 1 (see ``moot._exit_codes``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -20,7 +22,17 @@ from autogen_agentchat.base import TaskResult
 from rich.console import Console
 from rich.markup import escape
 
-from moot._exit_codes import EXIT_CODES_HELP, FAILED, FINISHED, exit_code, refuse, say_error
+from moot._exit_codes import (
+    EXIT_CODES_HELP,
+    FAILED,
+    FINISHED,
+    INTERRUPTED,
+    TERMINATED,
+    exit_code,
+    refuse,
+    say_error,
+)
+from moot._usage_errors import OneLineCommand, OneLineGroup
 from moot.arbiters import load_arbiter
 from moot.catalog import Entry, entries
 from moot.console import catalog_table, render_calls, render_message, render_result, render_run, runs_table
@@ -39,11 +51,15 @@ from moot.runview import (
 )
 from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
-from moot.teams import ConsoleFeedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
+from moot.teams import AnswerOnce, ConsoleFeedback, Feedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
 from moot.tools import ConsoleApprover
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help=f"moot: multi-agent debate and review loops. {EXIT_CODES_HELP}"
+    cls=OneLineGroup,
+    name="moot",
+    add_completion=False,
+    no_args_is_help=True,
+    help=f"moot: multi-agent debate and review loops. {EXIT_CODES_HELP}",
 )
 out = Console()
 err = Console(stderr=True)
@@ -126,22 +142,53 @@ def resume(
     force: Annotated[
         bool, typer.Option("--force", help="Continue even though the scenario's stop conditions changed.")
     ] = False,
+    approve: Annotated[
+        bool, typer.Option("--approve", help="A run suspended for feedback: approve what it is waiting on.")
+    ] = False,
+    feedback: Annotated[
+        str | None,
+        typer.Option(
+            "--feedback",
+            help="A run suspended for feedback: reject what it is waiting on with this comment, and go on "
+            "(with --approve: approve it with this comment).",
+        ),
+    ] = None,
     store: StoreOption = None,
 ) -> None:
-    """Continue a run that was killed or interrupted, from its last checkpoint (never one a live process drives)."""
+    """Continue a run that was killed, interrupted or suspended for feedback, from its last checkpoint (never
+    one a live process drives). Without a terminal, --approve or --feedback answers a feedback pause."""
     try:
-        opened = RunStore.shared(store)
-        opened.check()
-        record = _resumable(opened, run_id, last)
+        given = _given_feedback(approve, feedback)
+        found = RunStore.reader(store)  # a run to resume is looked up first: a missing store is not created
+        found.check()
+        record = _resumable(found, run_id, last)
+        if given is not None and record.status != "suspended":
+            raise ConfigError(
+                f"run {record.id} is not waiting for feedback (status {record.status}); --approve and --feedback "
+                "answer a run suspended at a feedback pause"
+            )
         options = record.options
         loaded = load_scenario(record.scenario or "").compose(options.get("roles", []), options.get("arbiter"))
         team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
-        resumable_state(opened, record.id)
+        if given is not None:
+            team.human.feedback = AnswerOnce(team.human, given, then=team.human.feedback)
+        resumable_state(found, record.id)
+        found.close()
+        opened = RunStore.shared(store)
         opened.acquire(record.id)  # refused while another live process drives it
     except ConfigError as exc:
         raise refuse(str(exc)) from None
     out.print(f"[bold]moot[/] resuming run [cyan]{record.id}[/] of {loaded.name} ({record.turns} turns recorded)")
     _drive(team.resume_stream(record.id, force=force), team)
+
+
+def _given_feedback(approve: bool, comment: str | None) -> Feedback | None:
+    """The answer ``moot resume --approve / --feedback TEXT`` gives the pause a suspended run waits at."""
+    if comment is not None and not comment.strip():
+        raise ConfigError("--feedback needs a comment (what should change); to accept as it is, give --approve")
+    if approve:
+        return Feedback.approve((comment or "").strip())
+    return Feedback.reject(comment.strip()) if comment is not None else None
 
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on stdout instead of tables.")]
@@ -325,16 +372,49 @@ def run_scenario(
 def _drive(stream: AsyncIterator[object], team: MootTeam) -> TaskResult:
     """Render the run as it streams; end with its exit code: partial or suspended 3, failed 1 (one line), a
     refused key or a changed configuration 2."""
+    terminated = _Termination()
     try:
-        result = asyncio.run(_render(stream, team))
+        result = asyncio.run(_render(stream, team, terminated))
     except ConfigError as exc:  # e.g. the scenario's configuration changed since the run started
         raise refuse(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _interrupted(team, INTERRUPTED) from None
+    except asyncio.CancelledError:
+        if not terminated.received:
+            raise
+        raise _interrupted(team, TERMINATED) from None
     except Exception as exc:
         raise _failed(exc, team) from None
     status = RunStore.shared(team.store_path).get(team.run_id).status if team.run_id else "finished"
     if exit_code(status) != FINISHED:
         raise typer.Exit(exit_code(status))
     return result
+
+
+class _Termination:
+    """SIGTERM ends a run as Ctrl-C does: the running task is cancelled, so the team records the run as
+    interrupted (and resumable) before the process exits 143."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+    def watch(self) -> None:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        if task is None:
+            return
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers here (Windows, a thread)
+            loop.add_signal_handler(signal.SIGTERM, self._cancel, task)
+
+    def _cancel(self, task: asyncio.Task[Any]) -> None:
+        self.received = True
+        task.cancel()
+
+
+def _interrupted(team: MootTeam, code: int) -> typer.Exit:
+    """A run stopped by Ctrl-C or SIGTERM: say where it is kept, exit 130 or 143."""
+    where = f"; resume with moot resume {team.run_id}" if team.run_id else " before the run started"
+    err.print(f"moot: interrupted{where}", markup=False, highlight=False, soft_wrap=True)
+    return typer.Exit(code)
 
 
 def _failed(exc: Exception, team: MootTeam) -> typer.Exit:
@@ -349,7 +429,11 @@ def _failed(exc: Exception, team: MootTeam) -> typer.Exit:
     return typer.Exit(FAILED)
 
 
-async def _render(stream: AsyncIterator[object], team: MootTeam | None = None) -> TaskResult:
+async def _render(
+    stream: AsyncIterator[object], team: MootTeam | None = None, terminated: _Termination | None = None
+) -> TaskResult:
+    if terminated is not None:
+        terminated.watch()
     result: TaskResult | None = None
     announced = False
     async for item in stream:
@@ -364,7 +448,13 @@ async def _render(stream: AsyncIterator[object], team: MootTeam | None = None) -
     render_result(out, result)
     if team is not None and team.waiting_for:
         where, run_id = team.waiting_for, team.run_id
-        out.print(f"[yellow]suspended:[/] waiting for feedback at {where}; continue with: moot resume {run_id}")
+        resume = f"moot resume {run_id}"
+        out.print(
+            f"[yellow]suspended:[/] waiting for feedback at {where}; continue with {resume} at a terminal, "
+            f"or answer from anywhere: {resume} --approve, or {resume} --feedback 'what should change'",
+            markup=True,
+            highlight=False,
+        )
     return result
 
 
@@ -373,7 +463,7 @@ def run_script(scenario: Scenario, argv: Sequence[str] | None = None) -> None:
     options of ``moot run``; ``argv`` defaults to the script's own arguments."""
     command = typer.Typer(add_completion=False)
 
-    @command.command()
+    @command.command(cls=OneLineCommand)
     def main(
         model: ModelOption = [],  # noqa: B006
         task: TaskOption = None,

@@ -16,8 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from moot._describe import Description, Tone, describe
+from moot._meter_text import meter_line, usd
 from moot._result_blocks import draft_label
-from moot._rich_blocks import print_blocks
 from moot.messages import (
     HumanFeedbackGiven,
     HumanFeedbackRequested,
@@ -26,7 +26,6 @@ from moot.messages import (
     ToolExecuted,
     message_factory,
 )
-from moot.models import Meter
 from moot.runview import RunView, TurnCalls, TurnView
 from moot.store import RunRecord
 from moot.teams import MootResult, ReflectionRound
@@ -125,19 +124,6 @@ def catalog_table(kind: str, rows: list[tuple[str, str, str]]) -> Table:
     return table
 
 
-def usd(cost: float | None) -> str:
-    """A cost as shown: dollars to four significant digits, or ``?`` when a price is unknown."""
-    return "?" if cost is None else f"${cost:.4g}"
-
-
-def meter_line(meter: Meter) -> str:
-    """A run's calls, tokens and cost in one line: logical (every call), billed (calls that reached a model)."""
-    return (
-        f"[bold]tokens:[/] {meter.tokens} logical in {meter.calls} calls (failed attempts included), "
-        f"{meter.billed_tokens} billed in {meter.billed_calls}   [bold]cost:[/] {usd(meter.cost)}"
-    )
-
-
 def scenario_name(record: RunRecord) -> str:
     name = (record.scenario or "-").rsplit("/", 1)[-1]
     return name.rsplit(".", 1)[0] if name.endswith((".py", ".yaml", ".yml")) else name
@@ -150,8 +136,7 @@ def render_result(console: Console, result: TaskResult) -> None:
     if not isinstance(result, MootResult):
         console.print(f"[bold]stop reason:[/] {result.stop_reason}")
         return
-    print_blocks(console, result.blocks())
-    console.print(meter_line(result.tokens))
+    console.print(result)  # MootResult.__rich__: its blocks, then its tokens and cost
 
 
 def returned_label(result: Mapping[str, Any] | None) -> str | None:

@@ -117,7 +117,7 @@ class ScenarioFile(BaseModel):
 
 def _from_preset(preset: TeamPreset, name: str, description: str, task: str, base: Scenario | None) -> Scenario:
     def build(models: RoleModels) -> Team:
-        return preset.build(models.spec)
+        return preset.build(models)
 
     defaults = base.role_defaults if base is not None else {}
     return Scenario(

@@ -94,11 +94,19 @@ async def test_cancelling_the_task_running_the_team_stops_it_at_once(kind, spec)
         ),
         (lambda s: Reflection(agent("generator", s), agent("critic", s), stop=Consensus()), "Reflection"),
         (lambda s: Debate([agent("architect", s), agent("ops", s)], agent("arbiter", s), stop=MaxSteps(5)), "Debate"),
+        (  # a dead branch of |: the consensus branch can fire, the score one never will
+            lambda s: Debate(
+                [agent("architect", s), agent("ops", s)], agent("arbiter", s), stop=Consensus() | ScoreThreshold(80)
+            ),
+            "Debate",
+        ),
     ],
 )
 def test_a_condition_that_can_never_fire_for_the_team_is_refused(make, waits_for, spec):
-    with pytest.raises(ConfigError, match=f"can never fire for a {waits_for}.*add a bound"):
+    with pytest.raises(ConfigError, match=f"can never fire for a {waits_for}, whose rounds report") as refused:
         make(spec)
+    assert "e.g. MaxRounds(5) | TokenBudget(40000)" in str(refused.value)
+    assert "CostBudget" not in str(refused.value)  # no bound on an unpriced model: never offered as one
 
 
 def test_a_condition_with_no_bound_gets_a_hard_round_cap_named_in_the_stop_reason(spec):

@@ -4,6 +4,8 @@ with one line (file, line, what is valid) and exit code 2 when they are wrong.""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,10 +18,19 @@ from moot.cli import app
 from moot.conditions import ExpressionError, MaxRounds, parse_stop
 from moot.roles import RoleAgent, expert, role
 from moot.roles import _registry as registry
+from moot.scenario import Scenario
 from moot.teams import CodeDebate, Debate, PlannerExecutor, Reflection, load_preset
 from moot.testing import ScriptedModel
 from moot.tools import Tool, builtin_tools
 from tests.conftest import make_critique, make_position, make_verdict
+
+OPS_AT_0_9 = """name: ops
+description: Operations, with a hotter default temperature.
+output: position
+model: "@0.9"
+persona: |
+  You are the {{ name }} engineer. Argue from running it in production.
+"""
 
 SECURITY = """name: security
 description: Threats, attack surface, secrets and data exposure.
@@ -200,6 +211,21 @@ BAD = [
     ),
     (
         "teams/panel.yaml",
+        "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops]\narbiter: majority_vote\n"
+        "termination: consensus | score_threshold(80)\n",
+        "teams/panel.yaml:6: termination: score_threshold (waits for score) can never fire for a debate team, "
+        "whose rounds report agreement; remove it, or stop on what it reports or on a limit, "
+        "e.g. max_rounds(5) | token_budget(40000)",
+    ),
+    (
+        "teams/panel.yaml",
+        "name: panel\ndescription: x\ntopology: reflection\nroles: [generator, critic]\n"
+        "termination: (consensus & max_rounds(2)) | no_improvement(2)\n",
+        "teams/panel.yaml:5: termination: consensus (waits for agreement) can never fire for a reflection team, "
+        "whose rounds report score;",
+    ),
+    (
+        "teams/panel.yaml",
         "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops]\narbiter: majority_vot\n",
         "teams/panel.yaml:5: arbiter: unknown arbiter 'majority_vot'; "
         "available: llm_judge, majority_vote, weighted_vote",
@@ -318,8 +344,33 @@ def test_a_planner_executor_with_a_tool_that_is_not_data_cannot_be_saved(tmp_pat
         team = PlannerExecutor(
             RoleAgent(role("planner"), model.spec), RoleAgent(role("executor"), model.spec), tools=[local]
         )
-        with pytest.raises(ValueError, match="tools local cannot be saved as a component"):
+        with pytest.raises(ValueError, match=r"tools local \(it is defined inside a function, where an import"):
             team.dump_component()
+
+
+def test_a_tool_defined_in_the_running_script_is_refused_with_the_rule_it_breaks(tmp_path):
+    """A top-level function of the script being run (or of a notebook) lives in __main__, which a loader cannot
+    import: the refusal says so, instead of asking for the module-level function it already is."""
+    script = write(
+        tmp_path / "team.py",
+        """
+from moot import ModelSpec, RoleAgent, role
+from moot.teams import PlannerExecutor
+
+def shout(text: str) -> str:
+    return text.upper()
+
+spec = ModelSpec.parse("scripted:deterministic")
+team = PlannerExecutor(RoleAgent(role("planner"), spec), RoleAgent(role("executor"), spec), tools=[shout])
+try:
+    team.dump_component()
+except ValueError as exc:
+    print(exc)
+""",
+    )
+    printed = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
+    assert printed.startswith("tools shout (it is defined in the script being run or in a notebook (__main__)")
+    assert "define it at the top level of a module you import" in printed and "module-level" not in printed
 
 
 def test_a_preset_is_an_autogen_component_config(project):
@@ -338,6 +389,36 @@ def test_a_preset_is_an_autogen_component_config(project):
         assert isinstance(voted.build(lambda name: model.spec).arbiter, WeightedVote)
         planner = load_preset("plan_and_execute").component(lambda name: model.spec)
     assert [t["builtin"] for t in planner.config["tools"]] == ["run_python", "read_file", "write_file"]
+
+
+def test_a_preset_is_built_on_one_spec_as_on_the_command_line(project):
+    """``component(spec)`` and ``build(spec)`` take a ModelSpec (``--model SPEC``) as well as a function of the
+    role name (``--model ROLE=SPEC`` for each role); a role file's own model layer applies to both, as it does
+    in ``moot run``."""
+    write(project / "roles" / "ops.yaml", OPS_AT_0_9)
+    preset = load_preset("expert_panel")
+    model = idle("architect", "ops", "business", "arbiter")
+    with model:
+        by_spec = preset.component(model.spec)
+        by_function = preset.component(lambda name: model.spec)
+        built = {
+            "spec": preset.build(model.spec),
+            "function": preset.build(lambda name: model.spec),
+        }
+    assert by_spec == by_function and by_spec.provider == "moot.teams.Debate"
+    cli = Scenario.from_preset(preset).models([str(model.spec)])
+    for how, team in built.items():
+        specs = {agent.name: agent.spec for agent in [*team.experts, team.arbiter]}
+        assert specs == {name: cli.spec(name) for name in specs}, how
+        assert specs["ops"].temperature == 0.9 and specs["architect"].temperature is None, how
+
+
+def test_a_preset_refuses_models_it_cannot_read():
+    preset = load_preset("expert_panel")
+    with pytest.raises(TypeError, match="models: give a ModelSpec, a RoleModels or a function from role name"):
+        preset.build("local@0.7")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="the models function gave int for role 'architect'; return a ModelSpec"):
+        preset.build(lambda name: 3)  # type: ignore[arg-type, return-value]
 
 
 # ------------------------------------------------------------------ the weighted vote

@@ -145,3 +145,27 @@ def test_a_process_that_lost_the_lease_writes_nothing_more(tmp_path):
     assert len(first.turns("r1")) == 1
     first.finish("r1", "finished", "done", None)
     assert first.get("r1").status != "finished"  # the ending of a process without the lease is not recorded
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_says_how_to_resume_and_exits_130_or_143(tmp_path, uninterrupted, sent, code):
+    store = tmp_path / "runs.sqlite3"
+    proc = moot(store, "run", str(SCENARIO), "-m", "scripted:slow", delay=0.5)
+    wait_for_turns(store, 3, proc)
+    run_id = only_run(store)
+    os.kill(proc.pid, sent)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, err
+    assert err == f"moot: interrupted; resume with moot resume {run_id}\n"
+    with contextlib.closing(sqlite3.connect(store)) as db:  # marked by the run itself, not read from a dead lease
+        assert db.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone() == ("interrupted",)
+    resumed = moot(store, "resume", run_id)
+    _, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert transcript(store, run_id) == uninterrupted
+
+
+def test_help_documents_the_interrupt_codes():
+    proc = subprocess.run([sys.executable, "-m", "moot", "--help"], capture_output=True, text=True, check=True,
+                          env={**os.environ, "COLUMNS": "400"})  # fmt: skip
+    assert "130 interrupted (Ctrl-C), 143 terminated (SIGTERM): moot resume ID goes on" in " ".join(proc.stdout.split())

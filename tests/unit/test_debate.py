@@ -343,7 +343,7 @@ async def test_a_later_good_ruling_clears_an_earlier_fallback():
         assert (await team.run(task=TASK)).verdict_by == "majority_vote"
         result = await team.run()  # one more round; this time the arbiter answers properly
     assert (result.partial, result.verdict_by, result.answer) == (False, "arbiter", "split")
-    assert result.stop_reason == "max rounds: the limit of 1 was already passed (2 rounds done)"
+    assert result.stop_reason == "max rounds: 1 of 1 rounds done (2 in all)"
     assert result.metrics.parse_failures == 2  # the earlier failures still count
 
 

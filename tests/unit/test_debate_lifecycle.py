@@ -155,7 +155,7 @@ async def test_a_loaded_debate_continues_like_the_live_debate_that_saved_it():
         result = await fresh.run()
     assert outline(result) == outline(expected)
     assert (result.answer, result.stop_reason) == (expected.answer, expected.stop_reason)
-    assert expected.stop_reason == "max rounds: the limit of 1 was already passed (2 rounds done)"
+    assert expected.stop_reason == "max rounds: 1 of 1 rounds done (2 in all)"
     assert prompts(restored) == prompts(live)
 
 

@@ -111,3 +111,28 @@ def test_markdown_and_html_reports_hold_the_same_numbers_and_words():
     assert _flat(re.sub(r"[|#*\-]", " ", md)).count("Only one arm") == 0
     words = lambda s: Counter(re.findall(r"[A-Za-z]{4,}", s))  # noqa: E731
     assert words(re.sub(r"!\[.*?\]\(.*?\)", "", md)) == words(text)  # an image's alt is an attribute in HTML
+
+
+@pytest.mark.parametrize("kind", ["reflection", "debate"])
+async def test_rich_print_of_a_result_is_what_moot_run_prints(kind):
+    """``rich.print(result)`` used to dump the whole dataclass (hundreds of lines of fields): a result renders
+    itself as the terminal shows it, once (moot run prints it the same way)."""
+    from moot import ModelSpec, Reflection, RoleAgent, role
+    from moot.conditions import MaxRounds
+    from moot.console import render_result
+    from moot.teams import Debate
+
+    spec = ModelSpec.parse("scripted:deterministic")
+    if kind == "reflection":
+        team = Reflection(RoleAgent(role("generator"), spec), RoleAgent(role("critic"), spec), stop=MaxRounds(2))
+    else:
+        experts = [RoleAgent(role(n), spec) for n in ("architect", "ops")]
+        team = Debate(experts, RoleAgent(role("arbiter"), spec), stop=MaxRounds(1))
+    result = await team.run(task="Sum a list.")
+    printed, shown = Console(width=100, record=True), Console(width=100, record=True)
+    printed.print(result)
+    render_result(shown, result)
+    text = printed.export_text()
+    assert "\nstop reason: max rounds: " in text and "tokens: " in text.splitlines()[-1]
+    assert "messages=[" not in text and "TaskResult(" not in text and len(text.splitlines()) < 60
+    assert shown.export_text().split("\n", 1)[1] == text  # moot run's: its rule line, then the same lines

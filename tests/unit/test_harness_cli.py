@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -12,6 +9,7 @@ from typer.testing import CliRunner
 from moot.harness._cli import compare, default_out
 from moot.harness.suites._files import MAX_ITEM_BYTES
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
+from tests.unprivileged import run_moot
 
 
 def _app() -> typer.Typer:
@@ -124,15 +122,17 @@ def test_an_out_that_is_a_file_is_one_line(tmp_path):
     assert a_file.read_text() == "mine"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
 def test_an_out_in_an_unwritable_directory_is_one_line(tmp_path):
     suite = write_sums(tmp_path / "s.jsonl", 1)
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o555)
-    refused(
-        invoke(str(suite), "--model", "scripted:deterministic", "--out", str(locked / "out")),
-        f"moot: error: --out {locked / 'out'}: {locked} is not writable",
+    done = run_moot("compare", str(suite), "--model", "scripted:deterministic", "--out", str(locked / "out"))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert (
+        done.stderr
+        == f"moot: error: --out {locked / 'out'}: {locked} is not writable; give a directory you can write\n"
     )
+    assert list(locked.iterdir()) == []
 
 
 def test_a_concurrency_of_0_is_one_line(tmp_path):
@@ -143,8 +143,7 @@ def test_a_concurrency_of_0_is_one_line(tmp_path):
     )
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is not None, reason="the [local] extra is installed")
-def test_local_without_the_extra_is_refused_before_the_header_and_the_results_file(tmp_path):
+def test_local_without_the_extra_is_refused_before_the_header_and_the_results_file(tmp_path, without_local_extra):
     suite = write_sums(tmp_path / "s.jsonl", 1)
     out = tmp_path / "out"
     refused(invoke(str(suite), "--model", "local", "--out", str(out)), "moot: error: the embedded model needs")
@@ -169,3 +168,36 @@ def test_help_names_the_ray_extra_and_the_exit_codes():
     text = " ".join(CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "400"}).stdout.split())
     assert "needs the [ray] extra" in text and "self-consistency[?k=N]" in text and "humaneval[:N]" in text
     assert "Exit codes: 0 finished; 1 failed; 2 bad input (nothing run); 3 partial" in text
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--no-cache", "--cache", "{tmp}/c"], "moot: error: give --cache {tmp}/c or --no-cache, not both"),
+        (["--arms", "single,reflection", "--k", "3"], "moot: error: --k sets self-consistency's samples, and the arms"),
+        (["--arms", "debate,self-consistency", "--compute-matched", "--k", "3"], "moot: error: --k and --compute-ma"),
+        (["--report-only", "--rerun"], "moot: error: --report-only runs nothing and --rerun recomputes every row"),
+        (["--report-only"], "moot: error: --report-only: {tmp}/out holds no results yet (results.sqlite3 is missing)"),
+    ],
+)
+def test_options_that_contradict_each_other_are_one_line_and_write_nothing(tmp_path, flags, message):
+    suite = write_sums(tmp_path / "s.jsonl", 1)
+    given = [f.format(tmp=tmp_path) for f in flags]
+    refused(invoke(str(suite), "-m", "scripted:deterministic", "--out", str(tmp_path / "out"), *given),
+            message.format(tmp=tmp_path))  # fmt: skip
+    assert not (tmp_path / "out").exists() and not (tmp_path / "c").exists()
+
+
+def test_report_only_with_no_finished_row_of_these_arms_is_one_line(tmp_path):
+    suite = write_sums(tmp_path / "s.jsonl", 1)
+    out = tmp_path / "out"
+    first = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out))
+    assert first.exit_code == 0, first.output
+    files = sorted(p.name for p in out.iterdir())
+    refused(
+        invoke(str(suite), "-m", "scripted:deterministic", "--arms", "reflection", "--out", str(out), "--report-only"),
+        f"moot: error: --report-only: {out} holds no finished row of {suite} with these arms",
+    )
+    assert sorted(p.name for p in out.iterdir()) == files
+    again = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out), "--report-only")
+    assert again.exit_code == 0 and "single" in again.output

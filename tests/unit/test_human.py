@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -18,6 +19,7 @@ from tests.conftest import make_critique, make_debate, make_position, make_refle
 from tests.unit.test_planner_executor import call, plan, prompts, step, team
 
 TASK = "Write a function add(a, b) that returns the sum."
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Answers:
@@ -75,7 +77,7 @@ async def test_a_rejection_at_final_is_shown_to_the_next_round_and_the_team_work
 
     assert [r.draft for r in result.rounds] == ["draft one", "draft two"]
     # MaxRounds(1) was re-armed by the rejection: it allows one more round, then fires again.
-    both = "quality threshold: score 95 >= 85 in round 2, max rounds: the limit of 1 was already passed (2 rounds done)"
+    both = "quality threshold: score 95 >= 85 in round 2, max rounds: 1 of 1 rounds done (2 in all)"
     assert result.stop_reason == both
     assert human_rows(result.messages) == [
         ("requested", "final", None, "quality threshold: score 90 >= 85 in round 1, max rounds: 1 of 1 rounds done"),
@@ -251,3 +253,41 @@ async def test_console_feedback_approves_by_default():
     feedback = ConsoleFeedback(Console(file=io.StringIO()), io.StringIO("\n\n"))
     answer = await feedback(HumanFeedbackRequested(source="t", point="round", round=1))
     assert answer == Feedback(action="approve", comment="", by="human")
+
+
+# ------------------------------------------------------------------ from the command line, without a terminal
+def test_a_suspended_run_takes_feedback_and_approval_from_the_command_line(tmp_path):
+    """Without a terminal a feedback pause suspends the run (exit 3); moot resume ID --feedback TEXT rejects
+    with that comment and the team works on, --approve accepts, and either answers only the pause it waits at."""
+    from typer.testing import CliRunner
+
+    from moot.cli import app
+
+    scenario = str(ROOT / "scenarios" / "code_review.py")
+
+    def moot(*args: str):
+        done = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+        return done.exit_code, done.stdout, done.stderr
+
+    code, out, _ = moot("run", scenario, "-m", "scripted:deterministic", "--pause-at", "final")
+    run_id = RunStore.default().list(1)[0].id
+    assert code == 3 and f"moot resume {run_id} --approve" in " ".join(out.split())
+    assert status(run_id)[0] == "suspended"
+
+    code, _, err = moot("resume", run_id, "--feedback", "handle negative numbers")
+    assert code == 3, err  # the team worked on, stopped again, and waits at the next pause (still no terminal)
+    given = [t.payload for t in RunStore.default().turns(run_id) if t.payload.get("type") == "HumanFeedbackGiven"]
+    assert [(g["action"], g["comment"]) for g in given] == [("reject", "handle negative numbers")]
+    assert status(run_id)[0] == "suspended"
+
+    code, _, err = moot("resume", run_id, "--approve", "--feedback", "good enough")
+    assert code == 0, err
+    given = [t.payload for t in RunStore.default().turns(run_id) if t.payload.get("type") == "HumanFeedbackGiven"]
+    assert [(g["action"], g["comment"]) for g in given][-1] == ("approve", "good enough")
+    assert status(run_id)[0] == "finished"
+
+    code, _, err = moot("resume", run_id, "--approve")
+    assert (code, err.count("\n")) == (2, 1) and "is not waiting for feedback (status finished)" in err
+    code, _, err = moot("resume", run_id, "--feedback", " ")
+    assert (code, err) == (2, "moot: error: --feedback needs a comment (what should change); to accept as it is, "
+                               "give --approve\n")  # fmt: skip

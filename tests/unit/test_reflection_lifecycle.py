@@ -116,7 +116,7 @@ async def test_a_loaded_team_continues_like_the_live_team_that_saved_it(critique
         await fresh.load_state(await team.save_state())  # replaying the transcript fires MaxRounds(1)
         result = await fresh.run()
     assert outline(result) == outline(expected)
-    assert result.stop_reason == expected.stop_reason == "max rounds: the limit of 1 was already passed (2 rounds done)"
+    assert result.stop_reason == expected.stop_reason == "max rounds: 1 of 1 rounds done (2 in all)"
 
 
 async def test_reset_clears_progress(critique, reflection):
@@ -219,3 +219,16 @@ async def test_the_result_names_its_run_so_it_can_be_shown_and_resumed():
         result = await team.run(task="Write slugify.")
     assert result.run_id == team.run_id
     assert RunStore.default().get(result.run_id).status == "finished"
+
+
+@pytest.mark.parametrize("rounds", [1, 3])
+async def test_each_run_of_a_finished_team_has_a_fresh_round_budget(rounds):
+    """As AutoGen's own teams: a stop that fired is reset, so run() again gets MaxRounds(n) rounds more, not one
+    round that finds the limit passed."""
+    spec = ModelSpec.parse("scripted:deterministic")
+    team = Reflection(RoleAgent(role("generator"), spec), RoleAgent(role("critic"), spec), stop=MaxRounds(rounds))
+    first = await team.run(task=TASK)
+    again = await team.run()
+    assert (len(first.rounds), first.stop_reason) == (rounds, f"max rounds: {rounds} of {rounds} rounds done")
+    assert len(again.rounds) == 2 * rounds
+    assert again.stop_reason == f"max rounds: {rounds} of {rounds} rounds done ({2 * rounds} in all)"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections import deque
 
 import pytest
@@ -10,7 +12,7 @@ from autogen_core.models import CreateResult, SystemMessage, UserMessage
 
 from moot import ConfigError, Critique, ModelSpec
 from moot.errors import ScriptError
-from moot.testing import ScriptedClient, ScriptedModel
+from moot.testing import DeterministicModel, ScriptedClient, ScriptedModel
 
 
 def user(text):
@@ -74,6 +76,40 @@ async def test_callable_reply_gets_the_messages():
     prompt = [SystemMessage(content="sys"), user("shout this")]
     assert (await client.create(prompt)).content == "SHOUT THIS"
     assert seen == prompt
+
+
+async def test_a_slow_deterministic_model_lets_the_event_loop_run_while_it_waits():
+    """Its delay stands for a model's latency: other tasks run meanwhile and a cancellation lands at once
+    (``time.sleep`` inside the async call stalled the loop, and a cancellation test overshot by the delay)."""
+    model = DeterministicModel("slow-loop", delay=0.5).register()
+    try:
+        client = ModelSpec.parse("scripted:slow-loop").client("generator")
+        ticks: list[float] = []
+
+        async def tick() -> None:
+            for _ in range(4):
+                await asyncio.sleep(0.05)
+                ticks.append(time.monotonic())
+
+        started = time.monotonic()
+        ticking = asyncio.create_task(tick())
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(client.create([user("hello")]), 0.1)
+        waited = time.monotonic() - started
+        await ticking
+    finally:
+        model.unregister()
+    assert waited < 0.3, waited  # cancelled at its deadline, not after the model's 0.5 s
+    assert ticks[0] - started < 0.2  # the other task ran while the model waited
+
+
+async def test_an_async_reply_function_is_awaited():
+    async def later(messages):
+        await asyncio.sleep(0)
+        return f"late answer to {messages[-1].content}"
+
+    client = ScriptedClient(deque([later]), agent="gen")
+    assert (await client.create([user("q")])).content == "late answer to q"
 
 
 async def test_create_stream_yields_the_text_then_the_result():

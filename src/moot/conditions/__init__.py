@@ -3,7 +3,7 @@
 from autogen_agentchat.base import TerminationCondition
 
 from moot.conditions._base import AllOf, AnyOf, MootCondition
-from moot.conditions._bounds import RoundCap, bounded_stop
+from moot.conditions._bounds import RoundCap, bounded_stop, dead_conditions, reported
 from moot.conditions._budget import TokenBudget, WallClock
 from moot.conditions._consensus import Consensus
 from moot.conditions._cost import CostBudget
@@ -31,8 +31,10 @@ __all__ = [
     "TokenBudget",
     "WallClock",
     "bounded_stop",
+    "dead_conditions",
     "default_stop",
     "parse_stop",
+    "reported",
 ]
 
 DEFAULT_TOKEN_BUDGET = 40_000

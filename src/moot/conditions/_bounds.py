@@ -1,7 +1,8 @@
 """Can a stop condition fire for a team, and is it bound to? Checked when a team is built.
 
 A condition that waits for something a team never reports (a critique score
-from a debate) would let a run go on forever: it is refused at construction.
+from a debate) would let a run go on forever, or sit in a ``|`` as a branch
+that never fires: it is refused at construction, wherever it stands.
 A condition that can fire but need not (a quality threshold the work never
 reaches) gets a hard round cap beside it, named in the stop reason when it
 is what ends the run. AutoGen's own conditions are taken as able to fire;
@@ -22,7 +23,16 @@ from moot.conditions._round_end import AtRoundEnd
 from moot.conditions._rounds import MaxRounds
 from moot.errors import ConfigError
 
-__all__ = ["HARD_ROUND_CAP", "RoundCap", "at_round_ends", "bounded_stop", "can_fire", "is_bounded"]
+__all__ = [
+    "HARD_ROUND_CAP",
+    "RoundCap",
+    "at_round_ends",
+    "bounded_stop",
+    "can_fire",
+    "dead_conditions",
+    "is_bounded",
+    "reported",
+]
 
 HARD_ROUND_CAP = 100
 _AUTOGEN_BOUNDS = (MaxMessageTermination, TimeoutTermination, TokenUsageTermination)
@@ -61,6 +71,21 @@ def can_fire(condition: TerminationCondition, signals: frozenset[str]) -> bool:
     return _holds(condition, lambda c: c.needs is None or c.needs in signals, lambda _: True)
 
 
+def dead_conditions(condition: TerminationCondition, signals: frozenset[str]) -> list[MootCondition]:
+    """Every part of ``condition`` that can never fire for a team whose rounds report ``signals``, in any
+    branch of ``|`` or ``&`` (one dead branch of ``a | b`` is a mistake even while ``a`` can fire)."""
+    if isinstance(condition, AtRoundEnd):
+        condition = condition.condition
+    if isinstance(condition, MootCondition):
+        return [] if condition.needs is None or condition.needs in signals else [condition]
+    return [dead for part in getattr(condition, "_conditions", []) for dead in dead_conditions(part, signals)]
+
+
+def reported(signals: frozenset[str]) -> str:
+    """What a team's rounds report, for an error: ``agreement``, or that they report no round value."""
+    return ", ".join(sorted(signals)) or "no round value (neither scores, agreement nor steps)"
+
+
 def is_bounded(condition: TerminationCondition, signals: frozenset[str]) -> bool:
     """Whether ``condition`` is sure to fire sooner or later for such a team (a round, step, token or time limit)."""
     return _holds(condition, lambda c: c.bounds and can_fire(c, signals), lambda c: isinstance(c, _AUTOGEN_BOUNDS))
@@ -79,12 +104,12 @@ def at_round_ends(condition: TerminationCondition) -> TerminationCondition:
 def bounded_stop(condition: TerminationCondition, team: str, signals: frozenset[str]) -> TerminationCondition:
     """``condition`` as a team runs it: refused if it cannot fire, given a hard cap if it has no bound, with
     AutoGen's own conditions checked at round ends."""
-    if not can_fire(condition, signals):
-        reports = ", ".join(sorted(signals)) or "neither scores, agreement nor steps"
+    dead = dead_conditions(condition, signals)
+    if dead:
+        names = ", ".join(f"{type(d).__name__} (waits for {d.needs})" for d in dead)
         raise ConfigError(
-            f"stop condition {type(condition).__name__} can never fire for a {team}: it waits for a round "
-            f"value the team never reports (a {team} reports {reports}); add a bound, "
-            "e.g. stop=... | MaxRounds(5) | TokenBudget(40000) | CostBudget(0.50)"
+            f"stop condition {names} can never fire for a {team}, whose rounds report {reported(signals)}; "
+            "remove it, or stop on what the team reports or on a limit, e.g. MaxRounds(5) | TokenBudget(40000)"
         )
     condition = at_round_ends(condition)
     return condition if is_bounded(condition, signals) else condition | RoundCap(HARD_ROUND_CAP)

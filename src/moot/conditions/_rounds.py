@@ -16,7 +16,9 @@ class MaxRoundsConfig(BaseModel):
 
 
 class MaxRounds(MootCondition, Component[MaxRoundsConfig]):
-    """Stop after ``rounds`` completed rounds (a round = draft + critique, or one debate round)."""
+    """Stop after ``rounds`` completed rounds (a round = draft + critique, or one debate round) since the run
+    started: as with AutoGen's own conditions, each ``run()`` of a team that has finished starts a fresh budget
+    (a run resumed after a crash counts the rounds it had done)."""
 
     component_config_schema = MaxRoundsConfig
     component_provider_override = "moot.conditions.MaxRounds"
@@ -25,14 +27,20 @@ class MaxRounds(MootCondition, Component[MaxRoundsConfig]):
     def __init__(self, rounds: int) -> None:
         super().__init__()
         self.rounds = self.configured(MaxRoundsConfig, rounds=rounds).rounds
+        self.clear()
+
+    def clear(self) -> None:
+        self._seen = 0
 
     def check(self, message: BaseAgentEvent | BaseChatMessage) -> str | None:
         done = completed_round(message)
-        if done is None or done.round < self.rounds:
+        if done is None:
             return None
-        if done.round > self.rounds:  # a run resumed under a lower limit than it already passed
-            return f"max rounds: the limit of {self.rounds} was already passed ({done.round} rounds done)"
-        return f"max rounds: {done.round} of {self.rounds} rounds done"
+        self._seen += 1
+        if self._seen < self.rounds:
+            return None
+        in_all = f" ({done.round} in all)" if done.round != self._seen else ""
+        return f"max rounds: {self._seen} of {self.rounds} rounds done{in_all}"
 
     def _to_config(self) -> MaxRoundsConfig:
         return MaxRoundsConfig(rounds=self.rounds)

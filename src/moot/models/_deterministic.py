@@ -7,10 +7,10 @@ gets the replies the crashed one would have got.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -95,9 +95,9 @@ class _Computed:
     agent: str
     delay: float
 
-    def __call__(self, messages: Sequence[LLMMessage], output: type[BaseModel] | None) -> str:
-        if self.delay:
-            time.sleep(self.delay)
+    async def __call__(self, messages: Sequence[LLMMessage], output: type[BaseModel] | None) -> str:
+        if self.delay:  # a model's latency: the event loop runs on (other tasks, a cancellation) meanwhile
+            await asyncio.sleep(self.delay)
         return self.reply(self.agent, messages, output)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -51,10 +51,18 @@ __all__ = [
     "unregister_script",
 ]
 
-ScriptedReply = str | BaseModel | Mapping[str, Any] | Exception | Callable[[Sequence[LLMMessage]], str] | CreateResult
-"""A scripted reply: text, a model/dict (sent as JSON), an exception to raise, a function of the prompt
-(called with the requested schema too when it takes two arguments), or a whole CreateResult returned as it is
-(a reply cut off at max_tokens, a cache hit)."""
+ScriptedReply = (
+    str
+    | BaseModel
+    | Mapping[str, Any]
+    | Exception
+    | Callable[[Sequence[LLMMessage]], str]
+    | Callable[[Sequence[LLMMessage]], Awaitable[str]]
+    | CreateResult
+)
+"""A scripted reply: text, a model/dict (sent as JSON), an exception to raise, a function of the prompt, sync
+or async (called with the requested schema too when it takes two arguments), or a whole CreateResult returned
+as it is (a reply cut off at max_tokens, a cache hit)."""
 
 _INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
@@ -115,6 +123,8 @@ class ScriptedClient(WholeReplyStream, ChatCompletionClient):
         if isinstance(reply, CreateResult):
             return reply
         text = self._render(reply, messages, json_output)
+        if inspect.isawaitable(text):  # an async reply function
+            text = await text
         usage = RequestUsage(
             prompt_tokens=sum(count_words(message_text(m)) for m in messages),
             completion_tokens=count_words(text),
@@ -128,7 +138,7 @@ class ScriptedClient(WholeReplyStream, ChatCompletionClient):
     @staticmethod
     def _render(
         reply: ScriptedReply, messages: Sequence[LLMMessage], output: bool | type[BaseModel] | None = None
-    ) -> str:
+    ) -> str | Awaitable[str]:
         if isinstance(reply, Exception):
             raise reply
         if isinstance(reply, BaseModel):

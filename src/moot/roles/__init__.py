@@ -23,7 +23,7 @@ from moot.roles._registry import (
     role_origin,
 )
 from moot.roles._role import Role
-from moot.roles._role_models import RoleModels, parse_model_options
+from moot.roles._role_models import ModelsFor, RoleModels, parse_model_options, role_models
 from moot.roles._test_critic import TestCritic, TestCriticConfig, failure_lines, run_sandbox
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "OPS",
     "PLANNER",
     "Critique",
+    "ModelsFor",
     "Opening",
     "Plan",
     "Position",
@@ -62,6 +63,7 @@ __all__ = [
     "register_role",
     "render_prompt",
     "role",
+    "role_models",
     "role_origin",
     "run_sandbox",
     "tool_call_type",

@@ -12,19 +12,24 @@ read ``--model`` options with :func:`parse_model_options` and ask
 A numbered role (``expert_2``) takes its family's layer (``expert``) before
 its own at every level, so ``--model expert=...`` reaches all the experts and
 ``--model expert_2=...`` one of them.
+
+From Python the same rule applies (:func:`role_models`): one ``ModelSpec`` is
+``--model SPEC``, a function of the role name is ``--model ROLE=SPEC`` for
+every role, and both keep the roles' own layer.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from moot.errors import ConfigError
 from moot.models import ModelSpec
 from moot.roles._registry import known_roles, role
 
-__all__ = ["RoleModels", "parse_model_options"]
+__all__ = ["ModelsFor", "RoleModels", "parse_model_options", "role_models"]
 
 _ROLE_ASSIGNMENT = re.compile(r"^([a-z][a-z0-9_]*)=(.*)$", re.DOTALL)
 _NUMBERED = re.compile(r"^(.+)_\d+$")
@@ -50,6 +55,35 @@ class RoleModels:
             for name in names:
                 spec = spec.resolve(layer.get(name))
         return spec
+
+
+ModelsFor: TypeAlias = ModelSpec | RoleModels | Callable[[str], ModelSpec]
+"""What a team preset is built on from Python: one spec for every role, the layers, or a spec per role."""
+
+
+def role_models(models: ModelsFor, roles: Sequence[str]) -> RoleModels:
+    """The layers of ``roles`` for what Python code gives, by the command line's rule: a ``ModelSpec`` is the
+    base (``--model SPEC``), a function of the role name gives each role's ``--model ROLE=SPEC``; the roles'
+    own layers (``model: "@0.9"`` in a role file) apply under both, as on the command line."""
+    if isinstance(models, RoleModels):
+        return models
+    if isinstance(models, ModelSpec):
+        return RoleModels(models, role_defaults=catalog_defaults(roles))
+    if not callable(models):
+        raise TypeError(
+            f"models: give a ModelSpec, a RoleModels or a function from role name to ModelSpec, "
+            f"not {type(models).__name__}"
+        )
+    overrides = {name: _checked(models(name), name) for name in roles}
+    return RoleModels(ModelSpec.parse("local"), overrides, role_defaults=catalog_defaults(roles))
+
+
+def _checked(spec: object, name: str) -> ModelSpec:
+    if isinstance(spec, str):
+        return ModelSpec.parse(spec)
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"the models function gave {type(spec).__name__} for role {name!r}; return a ModelSpec")
+    return spec
 
 
 def _lineage(role: str) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -327,7 +328,20 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         migrate(db)
         return db
-    return sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False, timeout=30)
+    uri = path.absolute().as_uri()
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, timeout=30)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if _CANNOT_WRITE_BESIDE.search(str(exc)):
+            # A read-only directory (or filesystem): a WAL reader needs a shared-memory file beside the store
+            # and cannot create one. No process can write the store there either: read it as the file it is.
+            db.close()
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
+    return db  # a damaged file is reported by the first read, with what to do about it
+
+
+_CANNOT_WRITE_BESIDE = re.compile(r"readonly database|unable to open database file")
 
 
 def _use_wal(db: sqlite3.Connection, attempts: int = 100) -> None:

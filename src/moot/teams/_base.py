@@ -255,8 +255,8 @@ class MootTeam(Team):
                     yield item
             async for item in self._final_point(produced, ctl):
                 yield item
-        if self._stop is not None:
-            await self._stop.reset()
+        if self._stop is not None and self._stop.terminated:  # as AutoGen's teams: a stop that fired is reset,
+            await self._stop.reset()  # so the next run() has a fresh budget; one cut short by a fault counts on
         self.waiting_for = ctl.suspended_at
         result = self._result(produced, ctl.stop_reason or self._done_reason(), ctl.partial)
         account(result, self.transcript)

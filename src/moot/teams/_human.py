@@ -43,6 +43,7 @@ __all__ = [
     "FINAL",
     "POINTS",
     "ROUND",
+    "AnswerOnce",
     "CallbackFeedback",
     "ConsoleFeedback",
     "Feedback",
@@ -143,6 +144,18 @@ class ConsoleFeedback:
         return Feedback(action=action, comment=comment, by=self.name)  # type: ignore[arg-type]
 
 
+class AnswerOnce:
+    """Answers the next request with ``feedback`` (given ahead, e.g. ``moot resume ID --approve``), then hands
+    later requests to ``then`` (None: a later pause suspends the run again)."""
+
+    def __init__(self, human: HumanInTheLoop, feedback: Feedback, then: HumanFeedback | None = None) -> None:
+        self.human, self.given, self.then = human, feedback, then
+
+    async def __call__(self, request: HumanFeedbackRequested) -> Feedback:
+        self.human.feedback = self.then
+        return self.given
+
+
 class HumanInTheLoop:
     """Which points a team pauses at, and who answers (None: the run suspends there)."""
 
@@ -161,7 +174,7 @@ class HumanInTheLoop:
 
     @feedback.setter
     def feedback(self, source: HumanFeedback | FeedbackCallback | None) -> None:
-        wrapped = source is None or isinstance(source, (CallbackFeedback, ConsoleFeedback))
+        wrapped = source is None or isinstance(source, (CallbackFeedback, ConsoleFeedback, AnswerOnce))
         self._feedback: HumanFeedback | None = source if wrapped else CallbackFeedback(source)  # type: ignore[assignment,arg-type]
 
     def wants(self, point: str) -> bool:

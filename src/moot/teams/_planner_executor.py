@@ -356,11 +356,12 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
 
     # ----------------------------------------------------------------- config
     def _to_config(self) -> PlannerExecutorConfig:
-        unsaved = [t.name for t in self.tools if t.source is None]
+        unsaved = [f"{t.name} ({t.unsaved_because})" for t in self.tools if t.source is None]
         if unsaved:
             raise ConfigError(
-                f"tools {', '.join(unsaved)} cannot be saved as a component; valid: moot's built-in tools "
-                "and tools from module-level functions (Tool.from_function)"
+                f"tools {', '.join(unsaved)} cannot be saved as a component: a saved tool is found again by "
+                "importing its function as module:name; define it at the top level of a module you import "
+                "(from my_tools import add), or use moot's built-in tools"
             )
         checked = [name for name, rule in self.policy.rules.items() if rule.checks]
         if checked:

@@ -20,7 +20,7 @@ then an executor. A preset is data AutoGen tooling can read too:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -32,10 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.arbiters import ArbiterSpec, load_arbiter
 from moot.catalog import Document, entries, find_entry, read_document
-from moot.conditions import parse_stop
+from moot.conditions import CONDITIONS, dead_conditions, parse_stop, reported
 from moot.errors import ConfigError
-from moot.models import ModelSpec
-from moot.roles import RoleAgent, role
+from moot.roles import ModelsFor, RoleAgent, role, role_models
 from moot.teams._base import MootTeam
 from moot.teams._debate import Debate
 from moot.teams._planner_executor import PlannerExecutor
@@ -45,8 +44,6 @@ from moot.tools import Tool, read_file_tool, run_python_tool, write_file_tool
 __all__ = ["TeamFile", "TeamPreset", "known_presets", "load_preset"]
 
 Topology = Literal["reflection", "debate", "planner_executor"]
-SpecFor = Callable[[str], ModelSpec]
-"""The model spec for a role name (``RoleModels.spec``)."""
 
 
 class ReflectionOptions(BaseModel):
@@ -136,8 +133,26 @@ class TeamPreset:
     def stop(self) -> TerminationCondition | None:
         return parse_stop(self.termination) if self.termination else None
 
-    def build(self, spec: SpecFor) -> MootTeam:
-        """The team, each role on ``spec(role name)``."""
+    def _check_stop(self) -> None:
+        """The stop expression parses, and each of its conditions can fire for this topology (written in the
+        expression syntax, as the file is)."""
+        stop = self.stop()
+        team = _TEAMS[self.topology]
+        dead = dead_conditions(stop, team._signals) if stop is not None else []
+        if dead:
+            names = {kind: name for name, kind in CONDITIONS.items()}
+            listed = ", ".join(f"{names.get(type(d), type(d).__name__)} (waits for {d.needs})" for d in dead)
+            raise ConfigError(
+                f"{listed} can never fire for a {self.topology} team, whose rounds report "
+                f"{reported(team._signals)}; remove it, or stop on what it reports or on a limit, "
+                "e.g. max_rounds(5) | token_budget(40000)"
+            )
+
+    def build(self, models: ModelsFor) -> MootTeam:
+        """The team on ``models``, by the command line's rule (``moot.roles.role_models``): one ``ModelSpec`` is
+        ``--model SPEC``, a function of the role name is ``--model ROLE=SPEC`` for each role, and a role file's
+        own ``model:`` layer applies under either."""
+        spec = role_models(models, self.participants).spec
         agents = [RoleAgent(role(name), spec(name)) for name in self.roles]
         options: Any = self.options
         if self.topology == "reflection":
@@ -155,9 +170,13 @@ class TeamPreset:
             max_replans=options.max_replans, name=self.name, description=self.description,
         )  # fmt: skip
 
-    def component(self, spec: SpecFor) -> ComponentModel:
-        """The preset as an AutoGen component config (what ``Team.load_component`` reads)."""
-        return self.build(spec).dump_component()
+    def component(self, models: ModelsFor) -> ComponentModel:
+        """The preset on ``models`` (as :meth:`build` takes them) as an AutoGen component config (what
+        ``Team.load_component`` reads)."""
+        return self.build(models).dump_component()
+
+
+_TEAMS: dict[str, type[MootTeam]] = {"reflection": Reflection, "debate": Debate, "planner_executor": PlannerExecutor}
 
 
 def _tools(options: PlannerExecutorOptions) -> list[Tool]:
@@ -203,7 +222,7 @@ def _load(path: Path, mtime_ns: int) -> TeamPreset:
         spec.name, spec.description, spec.topology, tuple(spec.roles),
         _arbiter(document, spec.arbiter), spec.termination, _options(document, spec), path,
     )  # fmt: skip
-    for field, check in (("termination", preset.stop), ("roles", lambda: _check(preset))):
+    for field, check in (("termination", preset._check_stop), ("roles", lambda: _check(preset))):
         try:
             check()
         except ConfigError as exc:

@@ -9,9 +9,13 @@ from autogen_agentchat.base import TaskResult
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core.models import RequestUsage
 from pydantic import BaseModel, Field
+from rich.console import Group, RenderableType
+from rich.text import Text
 
 from moot._blocks import Block, to_markdown
+from moot._meter_text import meter_line
 from moot._result_blocks import html_result, result_blocks
+from moot._rich_blocks import to_rich
 from moot.errors import MalformedOutputError
 from moot.messages import TurnFailed
 from moot.models import Meter, meter_metadata, metered
@@ -39,6 +43,10 @@ class MootResult(TaskResult):
 
     def _repr_markdown_(self) -> str:
         return to_markdown(self.blocks())
+
+    def __rich__(self) -> RenderableType:
+        """``rich.print(result)`` shows what ``moot run`` prints for it, not the fields of the dataclass."""
+        return Group(*to_rich(self.blocks()), Text.from_markup(meter_line(self.tokens)))
 
     @property
     def cost_usd(self) -> float | None:

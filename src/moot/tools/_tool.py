@@ -102,6 +102,8 @@ class Tool:
     side_effects: bool = False
     source: ToolSource | None = field(default=None, compare=False)
     """How to make this tool again (None: it cannot be saved, e.g. a closure)."""
+    unsaved_because: str = field(default="made from a function moot cannot name", compare=False)
+    """Why a tool without a ``source`` cannot be saved, for the error that refuses to save it."""
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -140,18 +142,29 @@ class Tool:
             result = function(**values.model_dump())
             return str(await result if inspect.isawaitable(result) else result)
 
-        qualname = getattr(function, "__qualname__", "")
-        importable = "<" not in qualname and getattr(function, "__module__", None) not in (None, "__main__")
-        source = (
-            ToolSource(function=f"{function.__module__}:{qualname}", side_effects=side_effects) if importable else None
-        )
-        return cls(name, description, args, call, side_effects, source)
+        why = _not_importable(function)
+        path = f"{function.__module__}:{function.__qualname__}"
+        source = ToolSource(function=path, side_effects=side_effects) if why is None else None
+        return cls(name, description, args, call, side_effects, source, why or "")
 
     def signature(self) -> str:
         """``write_file(path: string, content: string)``: how prompts show the tool."""
         properties = self.args.model_json_schema().get("properties", {})
         params = ", ".join(f"{name}: {_kind(prop)}" for name, prop in properties.items())
         return f"{self.name}({params})"
+
+
+def _not_importable(function: Callable[..., Any]) -> str | None:
+    """Why a saved config could not find ``function`` again by importing it as ``module:qualname`` (None: it
+    can). A tool is saved by that name, not by value, so loading a config runs no code the config carries."""
+    qualname, module = getattr(function, "__qualname__", ""), getattr(function, "__module__", None)
+    if "<lambda>" in qualname:
+        return "it is a lambda, which has no name to import"
+    if "<locals>" in qualname:
+        return "it is defined inside a function, where an import cannot reach it"
+    if module in (None, "__main__"):
+        return "it is defined in the script being run or in a notebook (__main__), which a loader cannot import"
+    return None
 
 
 def _kind(prop: dict[str, Any]) -> str:
@@ -209,7 +222,8 @@ def run_python_tool(
     # A custom runner or retry count is not data: such a tool cannot be saved.
     source = ToolSource(builtin="run_python", limits=limits) if runner is None and tool_retries == 2 else None
     description = "Run a Python program in a sandbox and return what it prints."
-    return Tool("run_python", description, RunPythonArgs, run_python, source=source)
+    why = "it was given its own sandbox runner or retry count, which are code, not data"
+    return Tool("run_python", description, RunPythonArgs, run_python, source=source, unsaved_because=why)
 
 
 # ------------------------------------------------------------------ files in a work directory

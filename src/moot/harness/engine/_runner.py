@@ -156,12 +156,19 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ArmRun]:
     labels = [r.label for r in runs]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"each arm may appear once; got {', '.join(labels)}")
+    if options.k is not None and not any(isinstance(r.arm, SelfConsistency) for r in runs):
+        raise ConfigError(
+            f"--k sets self-consistency's samples, and the arms ({', '.join(labels)}) have no self-consistency; "
+            "add it to --arms or drop --k"
+        )
     if options.compute_matched:
         if not any(r.arm.name == "debate" for r in runs) or not any(isinstance(r.arm, SelfConsistency) for r in runs):
             raise ConfigError(
                 "--compute-matched sizes the sampling arms' k (self-consistency, best-of-k-tests) to the debate "
                 "arm's calls: list both kinds, e.g. --arms debate,self-consistency"
             )
+        if options.k is not None:
+            raise ConfigError("--k and --compute-matched both size the sampling arms' k; give one of them")
         if sum(r.arm.name == "debate" for r in runs) > 1:
             raise ConfigError("--compute-matched needs exactly one debate arm to match")
         for r in runs:
@@ -176,6 +183,7 @@ class ComparisonRun:
         self, options: CompareOptions, *, progress: ProgressSink, base: BaseClientFactory | None, sandbox: SandboxRunner
     ) -> None:
         self.options = options
+        _check_flags(options)
         self.suite = load_suite(options.suite)
         self.models = parse_model_options(options.models, MODEL_ROLES)
         self.labels = _model_labels(self.models)
@@ -193,6 +201,16 @@ class ComparisonRun:
             self.executor.close()
             raise
         self.result = Comparison(options, self.suite, self.arms, self.labels, role_models=self.models)
+        if options.report_only and not self._anything_to_report():
+            self.close()
+            raise ConfigError(
+                f"--report-only: {options.out} holds no finished row of {options.suite} with these arms; "
+                "run the comparison first (the same command without --report-only)"
+            )
+
+    def _anything_to_report(self) -> bool:
+        keys = [self._key(r) for r in self.arms if not r.matched]
+        return bool(self.store.rows(self.suite.key, keys, [i.id for i in self.suite.items]))
 
     def close(self) -> None:
         self.store.close()
@@ -278,6 +296,19 @@ class ComparisonRun:
         if old is None or old.status != "done" or (old.answer, old.score) != (row.answer, row.score):
             return None
         return old
+
+
+def _check_flags(options: CompareOptions) -> None:
+    """Refuse options that contradict each other (each alone is valid), before anything is read or written."""
+    if options.cache is not None and not options.use_cache:
+        raise ConfigError(f"give --cache {options.cache} or --no-cache, not both")
+    if options.report_only and options.rerun:
+        raise ConfigError("--report-only runs nothing and --rerun recomputes every row; give one of them")
+    if options.report_only and not (options.out / RESULTS_FILE).is_file():
+        raise ConfigError(
+            f"--report-only: {options.out} holds no results yet ({RESULTS_FILE} is missing); run the comparison "
+            "first (the same command without --report-only), or give its --out"
+        )
 
 
 def check_out_dir(out: Path) -> None:
