@@ -63,39 +63,21 @@ def _type_name(value: Any) -> str:
 
 
 # ------------------------------------------------------------------ requests
-def _call(target: Any, message: dict[str, Any], objects: Objects) -> tuple[Any, dict[str, Any]]:
+def _call(target: Any, message: dict[str, Any], objects: Objects) -> Any:
+    """Call with the arguments the judge sent: fresh copies, so what the call does to them stays here."""
     args = wire.decode(message.get("args", []), objects.resolve)
     kwargs = {str(k): wire.decode(v, objects.resolve) for k, v in dict(message.get("kwargs", {})).items()}
-    before = {key: _snapshot(value, objects) for key, value in _arguments(args, kwargs)}
-    result = target(*args, **kwargs)
-    changed = {}
-    for key, value in _arguments(args, kwargs):
-        after = _snapshot(value, objects)
-        if key in before and after != before[key]:
-            changed[key] = after
-    return result, {"mutated": changed} if changed else {}
+    return target(*args, **kwargs)
 
 
-def _arguments(args: list[Any], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The arguments a call may change in place, keyed by position or name as the judge sent them."""
-    pairs = [(str(index), value) for index, value in enumerate(args)] + list(kwargs.items())
-    return [(key, value) for key, value in pairs if type(value) in (list, dict, set, bytearray)]
-
-
-def _snapshot(value: Any, objects: Objects) -> Any:
-    return wire.encode(value, objects.refer)
-
-
-_OPERATIONS: dict[str, Callable[[Any, dict[str, Any], Objects], tuple[Any, dict[str, Any]]]] = {
+_OPERATIONS: dict[str, Callable[[Any, dict[str, Any], Objects], Any]] = {
     "call": _call,
-    "getattr": lambda target, message, _: (getattr(target, str(message.get("name"))), {}),
-    "iter": lambda target, _, __: (iter(target), {}),
-    "next": lambda target, _, __: (next(target), {}),
-    "len": lambda target, _, __: (len(target), {}),
-    "bool": lambda target, _, __: (bool(target), {}),
-    "getitem": lambda target, message, objects: (target[wire.decode(message.get("key"), objects.resolve)], {}),
-    "await": lambda target, _, __: (asyncio.run(_awaited(target)), {}),
-    "contains": lambda target, message, objects: (wire.decode(message.get("item"), objects.resolve) in target, {}),
+    "getattr": lambda target, message, _: getattr(target, str(message.get("name"))),
+    "iter": lambda target, _, __: iter(target),
+    "next": lambda target, _, __: next(target),
+    "len": lambda target, _, __: len(target),
+    "getitem": lambda target, message, objects: target[wire.decode(message.get("key"), objects.resolve)],
+    "await": lambda target, _, __: asyncio.run(_awaited(target)),
 }
 
 
@@ -104,11 +86,11 @@ def answer(message: dict[str, Any], objects: Objects, memory_mb: int) -> dict[st
     reply: dict[str, Any] = {"id": message.get("id")}
     try:
         if message.get("op") == "name":
-            value, extra = _name(objects.namespace, str(message.get("name"))), {}
+            value = _name(objects.namespace, str(message.get("name")))
         else:
             operation = _OPERATIONS[str(message.get("op"))]
-            value, extra = operation(objects.resolve(message.get("target") or {}), message, objects)
-        reply.update(ok=wire.encode(value, objects.refer), **extra)
+            value = operation(objects.resolve(message.get("target") or {}), message, objects)
+        reply["ok"] = wire.encode(value, objects.refer)
     except MemoryError:
         message = f"memory limit of {memory_mb} MB exceeded (MemoryError)"
         reply["raised"] = {
@@ -148,12 +130,23 @@ def load(code: str, namespace: dict[str, Any]) -> Callable[[child.Alarm], None]:
 
 
 def exports(namespace: dict[str, Any]) -> dict[str, Any]:
-    """What the module defines: each name, and for an imported module the module's name (the judge imports it)."""
+    """What the module defines: each name, and for an imported module the module's name (the judge may use
+    its own copy of a module it shares with tests; it never imports a name from here)."""
     shown: dict[str, Any] = {}
     for name, value in list(namespace.items()):
-        if not (name.startswith("__") and name.endswith("__")):
-            shown[name] = str(getattr(value, "__name__", name)) if type(value) is type(sys) else None
+        if isinstance(name, str) and name.isidentifier() and not (name.startswith("__") and name.endswith("__")):
+            shown[name] = _module_name(value)
     return shown
+
+
+def _module_name(value: Any) -> str | None:
+    if type(value) is not type(sys):
+        return None
+    try:
+        name = getattr(value, "__name__", None)  # a module's own __getattr__ answers if it was deleted
+    except BaseException:
+        return None
+    return name if type(name) is str and all(part.isidentifier() for part in name.split(".")) else None
 
 
 def main() -> None:

@@ -62,27 +62,24 @@ class Link:
             alarm.disarm()  # the parent times the code from here
         if remaining <= 0:
             raise child.StepTimeout
-        originals = fields.pop("_originals", {})
         ref = target._ref if target is not None else None
         self.channel.send({"op": op, "id": self._count, "target": ref, "seconds": remaining, **fields})
         reply = self.channel.recv()
         if alarm is not None:
             alarm.arm()
-        return self._unpack(reply, originals)
+        return self._unpack(reply, op)
 
-    def _unpack(self, reply: dict[str, Any], originals: dict[str, Any]) -> Any:
+    def _unpack(self, reply: dict[str, Any], op: str) -> Any:
         if reply.get("timeout"):
-            raise child.StepTimeout(str(reply["timeout"]))
+            raise child.StepTimeout(child.clip(str(reply["timeout"]), child.MESSAGE_CHARS))
         if "died" in reply:
             raise _fault(str(reply["died"]))
         if "raised" in reply:
-            raise _exception(reply["raised"])
+            raise _exception(reply["raised"], op)
         try:
-            value = wire.decode(reply.get("ok"), resolve)
-            _apply_mutations(reply.get("mutated"), originals)
+            return wire.decode(reply.get("ok"), resolve)
         except (wire.WireError, RecursionError, MemoryError) as exc:
             raise _fault(f"the code answered with something that is not plain data ({exc})") from None
-        return value
 
 
 LINK: Link | None = None
@@ -111,9 +108,11 @@ def _refer(value: Any) -> dict[str, Any]:
 class Remote:
     """One of the code's objects that is not plain data: usable, never compared by the code's own rules.
 
-    Calls, attribute reads, iteration, ``len``, ``bool``, ``in`` and indexing
-    are answered by the code. Equality and ordering are this process's:
-    identity only, so an object whose ``__eq__`` is always true is equal to nothing here.
+    Calls, attribute reads, iteration, ``len`` and indexing are answered by the
+    code: they give plain data, which the test then checks here. Equality,
+    ordering and hashing are this process's (identity only, so an object whose
+    ``__eq__`` is always true is equal to nothing here), and a truth or
+    membership test of the code's object fails: no verdict is the code's own answer.
     """
 
     __slots__ = ("_ref", "_repr", "_type")
@@ -127,14 +126,9 @@ class Remote:
         return f"<{self._type} object of the code: {self._repr}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        originals = {str(i): v for i, v in enumerate(args)} | dict(kwargs)
-        return _request(
-            "call",
-            self,
-            args=[_to_code(a) for a in args],
-            kwargs={k: _to_code(v) for k, v in kwargs.items()},
-            _originals=originals,
-        )
+        """The code gets copies (rebuilt from plain data): what it does to them never reaches the test's values."""
+        kwargs_data = {k: _to_code(v) for k, v in kwargs.items()}
+        return _request("call", self, args=[_to_code(a) for a in args], kwargs=kwargs_data)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
@@ -152,13 +146,17 @@ class Remote:
         return int(_request("len", self))
 
     def __bool__(self) -> bool:
-        return _request("bool", self) is True
+        """Truth is tested here, on plain data: the code's object would answer by its own rules."""
+        raise child.CompareFailed(
+            f"got {self!r}, which is not plain data: only {wire.PLAIN} values are tested for truth"
+        )
 
     def __getitem__(self, key: Any) -> Any:
         return _request("getitem", self, key=_to_code(key))
 
     def __contains__(self, item: Any) -> bool:
-        return _request("contains", self, item=_to_code(item)) is True
+        """Membership is tested here, on plain data: the code's object would see the item looked for, and say yes."""
+        raise child.CompareFailed(f"got {self!r}, which is not plain data: only {wire.PLAIN} values hold items here")
 
 
 def resolve(ref: dict[str, Any]) -> Any:
@@ -172,43 +170,55 @@ async def _completion(remote: Remote) -> Any:
     return _request("await", remote)
 
 
-def _apply_mutations(mutated: Any, originals: dict[str, Any]) -> None:
-    """Arguments the code changed in place (``xs.sort()``), changed in place here too."""
-    if not isinstance(mutated, dict):
-        return
-    for key, data in mutated.items():
-        target = originals.get(key)
-        value = wire.decode(data, resolve)
-        if type(target) is not type(value):
-            continue
-        if isinstance(target, list | bytearray):
-            target[:] = value
-        elif isinstance(target, dict | set):
-            target.clear()
-            target.update(value)
+CONTROL_FLOW = frozenset({"StopIteration", "StopAsyncIteration"})
+"""Exceptions that end a loop instead of failing it: raised out of a call, ``all(map(f, xs))`` would pass.
+(GeneratorExit, SystemExit and KeyboardInterrupt are not Exceptions: they arrive as a CodeFault anyway.)"""
 
 
-def _exception(raised: Any) -> BaseException:
-    """The nearest built-in exception to what the code raised, carrying the code's own description."""
+def _exception(raised: Any, op: str) -> BaseException:
+    """The nearest built-in exception to what the code raised, carrying the code's own description.
+
+    Everything in ``raised`` is the code's to write (its process can send anything), so each field is
+    coerced to the text a report holds. An exception that would steer the test rather than fail it
+    becomes a CodeFault: the only StopIteration raised here is the end of the code's own iterator (``next``).
+    """
     raised = raised if isinstance(raised, dict) else {}
-    kind: type[BaseException] = CodeFault
-    for name in raised.get("types", []):
-        candidate = getattr(builtins, str(name), None)
-        if isinstance(candidate, type) and issubclass(candidate, Exception):
-            kind = candidate
-            break
-    message = str(raised.get("message", ""))
+    names = raised.get("types")
+    names = [name for name in names[:64] if type(name) is str] if type(names) is list else []
+    kind, steering = _nearest_builtin(names, op)
+    message = _text(raised.get("message"), child.MESSAGE_CHARS)
+    error_type = _text(raised.get("error_type"), 80) or None
+    if steering:
+        message = f"{steering} raised out of the code ({message or 'no message'}): an error, not the end of a loop"
     try:
         exc = kind(message)
     except Exception:
-        exc = Exception(message)
+        exc = CodeFault(message)
     exc.__moot_remote__ = {  # type: ignore[attr-defined]
-        "error_type": raised.get("error_type"),
+        "error_type": error_type,
         "message": message,
-        "where": raised.get("where"),
-        "traceback": str(raised.get("traceback", "")),
+        "where": _text(raised.get("where"), child.MESSAGE_CHARS) or None,
+        "traceback": _text(raised.get("traceback"), child.TRACEBACK_CHARS),
     }
     return exc
+
+
+def _nearest_builtin(names: list[str], op: str) -> tuple[type[BaseException], str]:
+    """The class to raise here, and the control-flow exception it stands in for ("" if none)."""
+    for name in names:
+        kind = getattr(builtins, name, None)
+        if isinstance(kind, type) and issubclass(kind, Exception):
+            if name in CONTROL_FLOW and not (op == "next" and kind is StopIteration):
+                return CodeFault, name
+            return kind, ""
+    return CodeFault, ""
+
+
+def _text(value: Any, limit: int) -> str:
+    """A field the code sent, as bounded text whatever its type."""
+    if value is None:
+        return ""
+    return child.clip(value if type(value) is str else child.show(value), limit)
 
 
 def _fault(message: str) -> CodeFault:
@@ -241,8 +251,24 @@ class CodeNames(dict):  # type: ignore[type-arg]
         return super().__contains__(key) or key in self.names
 
 
-def _own_import(module: str) -> Any:
-    """This process's own copy of a module the code imported (never the code's object: it may be a fake)."""
+SHARED_MODULES = frozenset(
+    {
+        "array", "asyncio", "base64", "binascii", "bisect", "calendar", "cmath", "collections", "collections.abc",
+        "contextlib", "copy", "dataclasses", "datetime", "decimal", "difflib", "enum", "fractions", "functools",
+        "hashlib", "heapq", "inspect", "io", "itertools", "json", "math", "numbers", "numpy", "operator", "os",
+        "pprint", "queue", "random", "re", "statistics", "string", "struct", "sys", "textwrap", "threading", "time",
+        "types", "typing", "unicodedata", "weakref", "zlib",
+    }
+)  # fmt: skip
+"""Modules a test may use by the name the code imported them under, as this process's own copy (never the
+code's, which it may have patched): side-effect-free modules that tests check with. The code only picks
+among these by name; any other module it imported stays its own object, answered by the code."""
+
+
+def _shared_module(module: str | None) -> Any:
+    """This process's own copy of a shared module, or None (never an import of a name the code chose)."""
+    if module not in SHARED_MODULES:
+        return None
     try:
         return importlib.import_module(module)
     except Exception:
@@ -250,14 +276,17 @@ def _own_import(module: str) -> Any:
 
 
 def test_scope(exports: dict[str, Any]) -> dict[str, Any]:
-    """The globals a test starts with: the code's names (live), and the standard-library modules it imported."""
+    """The globals a test starts with: the code's names (live), and this process's copies of shared modules."""
     scope: dict[str, Any] = {"__name__": "test", "__moot_compare__": compare, "__moot_true__": truthy}
     live = {}
     for name, module in exports.items():
-        if module is None:
+        if not name.isidentifier() or (name.startswith("__") and name.endswith("__")):
+            continue  # the parent passes only names like these; a ``__dunder__`` would reach the test's own
+        shared = _shared_module(module)
+        if shared is not None:
+            scope[name] = shared
+        else:
             live[name] = None
-        elif (imported := _own_import(str(module))) is not None:
-            scope[name] = imported
     scope["__builtins__"] = CodeNames(live)
     return scope
 
@@ -287,7 +316,7 @@ _CHECKS: dict[str, Callable[[Any, Any], Any]] = {
     "in": lambda a, b: a in b,
     "not in": lambda a, b: a not in b,
 }
-_VALUE_OPS = frozenset({"==", "!=", "<", "<=", ">", ">="})
+_VALUE_OPS = frozenset({"==", "!=", "<", "<=", ">", ">=", "in", "not in"})
 
 
 class RewriteAsserts(ast.NodeTransformer):
@@ -314,6 +343,8 @@ def _call(name: str, *args: ast.expr) -> ast.Call:
 
 
 def compare(left: object, op: str, right: object, message: Callable[[], object] | None = None) -> None:
+    """An assert's comparison, made here on plain data: one of the code's objects would answer it by its own rules
+    (``__eq__`` sees the expected value, ``__contains__`` the item looked for), so it fails instead."""
     if op in _VALUE_OPS and (isinstance(left, Remote) or isinstance(right, Remote)):
         side = left if isinstance(left, Remote) else right
         _fail(f"got {side!r}, which is not plain data: only {wire.PLAIN} values are compared", message)
@@ -329,6 +360,11 @@ def compare(left: object, op: str, right: object, message: Callable[[], object] 
 
 
 def truthy(value: object, message: Callable[[], object] | None = None) -> None:
+    """A bare ``assert value``: true by this process's rules, so the value must be plain data, not the code's object."""
+    if isinstance(value, Remote):
+        _fail(f"got {value!r}, which is not plain data: only {wire.PLAIN} values are tested for truth", message)
+    if value is NotImplemented:  # ``x.__eq__(y)`` that declined to compare: true by Python's rules, yet no answer
+        _fail("got NotImplemented: the comparison was never made", message)
     if not value:
         _fail(f"got {child.show(value)}, expected a true value", message)
 

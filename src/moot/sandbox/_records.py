@@ -10,6 +10,8 @@ reports do not make sense, the sandbox failed: a TOOL fault.
 
 from __future__ import annotations
 
+import re
+import reprlib
 import signal
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +21,7 @@ from pydantic import ValidationError
 from moot.sandbox._limits import SandboxLimits
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus, SandboxStep, TestResult
 
-__all__ = ["MEMORY_EXIT_CODE", "ChildExit", "assemble", "killed_in_step"]
+__all__ = ["MEMORY_EXIT_CODE", "ChildExit", "ProtocolBreach", "assemble", "killed_in_step", "load_report"]
 
 MEMORY_EXIT_CODE = 86
 """The harness exits with this when it ran out of memory itself: the code's data holds it, so blame the code."""
@@ -33,6 +35,53 @@ class ChildExit:
 
 class CorruptReport(Exception):
     """The harness's reports are inconsistent: a tool fault."""
+
+
+class ProtocolBreach(Exception):
+    """The code's process sent what the protocol does not allow: the code's doing, a CONTENT fault.
+
+    That process runs the code, which can rewrite its functions or write to its channel directly;
+    so whatever it sends after the code started is the draft's, and a report of it that does not
+    validate must never pass for a corrupt harness (a tool fault, retried and never blamed on the code).
+    """
+
+
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def load_report(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str | None]]:
+    """The code's process's end-of-load report, validated: the step's record and the names the module defines.
+
+    ProtocolBreach for anything else: another message, a step that is not a SandboxStep, or names that are
+    not what ``_code_host.exports`` lists (identifiers, each with None or a dotted module name).
+    """
+    if message.get("event") != "end" or message.get("step") != "load" or message.get("index") is not None:
+        raise ProtocolBreach(f"it sent {_brief(message)} where the end of loading was due")
+    fields = {k: v for k, v in message.items() if k not in ("event", "step", "index", "exports")}
+    try:
+        step = SandboxStep.model_validate(fields)
+    except ValidationError as exc:
+        raise ProtocolBreach(f"its load report is not valid ({_first_line(str(exc))})") from None
+    exports = message.get("exports")
+    if step.outcome is not Outcome.PASSED:
+        exports = {}
+    elif not _valid_exports(exports):
+        raise ProtocolBreach(f"the names it reported are not a mapping of names to module names: {_brief(exports)}")
+    return {"event": "end", "step": "load", **step.model_dump()}, exports
+
+
+def _valid_exports(exports: Any) -> bool:
+    if not isinstance(exports, dict):
+        return False
+    return all(
+        isinstance(name, str) and name.isidentifier() and not (name.startswith("__") and name.endswith("__"))
+        and (module is None or (isinstance(module, str) and _MODULE_NAME.fullmatch(module) is not None))
+        for name, module in exports.items()
+    )  # fmt: skip
+
+
+def _brief(value: Any) -> str:
+    return reprlib.repr(value)
 
 
 @dataclass

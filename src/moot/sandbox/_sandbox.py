@@ -50,7 +50,7 @@ from moot.errors import ConfigError
 from moot.sandbox._cancel import Cancellation, SandboxCancelled, current_cancellation
 from moot.sandbox._confine import UNPRIVILEGED, remove_task_group
 from moot.sandbox._limits import SandboxLimits
-from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, assemble, killed_in_step
+from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, ProtocolBreach, assemble, killed_in_step, load_report
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus
 from moot.sandbox._wire import HEAD_LIMIT, Channel, ChannelClosed, Frame, WireError, frame
 
@@ -61,6 +61,8 @@ _SHARED = {"_moot_child.py": "_child.py", "_moot_confine.py": "_confine.py", "_m
 _PATH = "/usr/local/bin:/usr/bin:/bin"
 _GRACE = 0.5
 """Seconds a process gets beyond its own limit to report it, before it is killed."""
+_ANSWERS = ({"id", "ok"}, {"id", "raised"})
+"""The fields of a reply from the code's process: its value, or what it raised."""
 SAFE_FLOOR = ("landlock", "seccomp")
 """The kernel layers without which untrusted code is refused (unless ``weak_isolation`` accepts it); when moot
 runs as root, the switch to an unprivileged uid as well (see ``floor``)."""
@@ -319,6 +321,9 @@ class CodeHost:
                 message = self._next_report(until, expected)
             except WireError as exc:  # the code wrote to the channel while it loaded
                 message = {"event": "end", "step": "load", "outcome": "error", "message": _broke(exc)}
+            else:
+                if message and expected == "end":  # the code ran before this was sent, and may have written it
+                    message = self._loaded(message)
             if not message:
                 at_wall = message is None and time.monotonic() >= self.deadline
                 if message is None and not at_wall and records and records[-1].get("event") == "begin":
@@ -332,10 +337,20 @@ class CodeHost:
             if message["event"] == "end" and expected != "end":  # the channel broke while the code loaded
                 self._ended = self._stop_process(timed_out=False)
                 return records
-        exports = records[-1].pop("exports", None)
-        if records[-1].get("outcome") == "passed" and isinstance(exports, dict):
-            self.exports = exports
         return records
+
+    def _loaded(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The end-of-load record, and ``exports`` once the code loaded; the process is stopped if the report does
+        not validate: the code ran before it was sent and may have written it, so that is the code's doing (a load
+        error), never the sandbox's."""
+        try:
+            record, exports = load_report(message)
+        except ProtocolBreach as breach:
+            self._ended = self._stop_process(timed_out=False)
+            return {"event": "end", "step": "load", "outcome": "error", "message": _broke(breach)}
+        if record["outcome"] == Outcome.PASSED:
+            self.exports = exports
+        return record
 
     def _next_report(self, until: float, event: str) -> dict[str, Any] | None:
         """The next report ``event`` of the load step; None at ``until``, {} once the process ended.
@@ -379,8 +394,8 @@ class CodeHost:
         until = time.monotonic() + max(seconds, 0.0) + _GRACE
         try:
             reply = self.process.receive(until) if self.process.send(request.raw, until) else None
-            if reply is not None and (reply.head().get("id") != request_id or not {"ok", "raised"} & reply.fields()):
-                raise WireError("an answer out of turn")
+            if reply is not None and (reply.head().get("id") != request_id or reply.fields() not in _ANSWERS):
+                raise WireError("an answer out of turn")  # nothing else it writes reaches the judge ("timeout", ...)
         except ChannelClosed:
             stderr = self.process.tail("stderr")
             death = killed_in_step(self._stop_process(timed_out=False), self.limits, stderr)
@@ -437,8 +452,9 @@ def _over(seconds: float) -> str:
     return f"took longer than {seconds:g} s"
 
 
-def _broke(exc: WireError) -> str:
-    return f"the code's process broke the sandbox's channel protocol: it sent {exc}"
+def _broke(exc: WireError | ProtocolBreach) -> str:
+    sent = f"it sent {exc}" if isinstance(exc, WireError) else str(exc)
+    return f"the code's process broke the sandbox's channel protocol: {sent}"
 
 
 def remove_tree(path: str) -> None:

@@ -277,7 +277,10 @@ def _decode_tagged(data: dict[str, Any], resolve: Callable[[dict[str, Any]], Any
     if tag == "float" and payload in ("nan", "inf", "-inf"):
         return float(payload)
     if tag in ("bytes", "bytearray") and type(payload) is str:
-        raw = base64.b64decode(payload, validate=True)
+        try:
+            raw = base64.b64decode(payload, validate=True)
+        except ValueError:  # binascii.Error: not base64
+            raise WireError(f"a malformed {tag!r} value") from None
         return bytearray(raw) if tag == "bytearray" else raw
     if type(payload) is not list:
         raise WireError(f"a malformed {tag!r} value")
