@@ -10,7 +10,14 @@ from __future__ import annotations
 import ast
 import re
 
-__all__ = ["assemble_program", "extract_code", "program_of", "without_docstrings", "without_scaffolding"]
+__all__ = [
+    "assemble_program",
+    "extract_code",
+    "program_of",
+    "task_helpers",
+    "without_docstrings",
+    "without_scaffolding",
+]
 
 # Markers of the critique turn prompt (roles/prompts/turns/critique.j2): the draft sits between them.
 _DRAFT_MARK = "Draft to review:"
@@ -50,6 +57,53 @@ def assemble_program(stub: str, answer: str, entry_point: str) -> str:
     if re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(entry_point)}\s*\(", code, re.MULTILINE):
         return f"{stub.rstrip()}\n\n\n{code}\n"
     return f"{stub}{code}\n"
+
+
+def task_helpers(stub: str, entry_point: str) -> str:
+    """The stub's own setup, to run ahead of a task's tests: its imports, constants and implemented helper
+    functions, without the entry point.
+
+    A task's tests may call helpers its stub defines (HumanEval/38's check encodes with the prompt's
+    ``encode_cyclic`` and expects the answer to decode it). Run with the tests, they are the task's own: an
+    answer that redefines them changes what its own process computes, never what the test computes from
+    them. Functions the stub only declares (a docstring or ``pass`` for a body) are the answer's to write,
+    and classes stay the answer's too (the test hands their instances to the code, which takes only its own
+    objects). A stub that does not parse, even as a declaration awaiting its body, gives no setup.
+    """
+    tree = _parsed_stub(stub)
+    if tree is None:
+        return ""
+    kept = [node for node in tree.body if _is_setup(node, entry_point)]
+    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n" if kept else ""
+
+
+def _parsed_stub(stub: str) -> ast.Module | None:
+    for source in (stub, f"{stub.rstrip()}\n    pass\n"):  # a stub may end where the body is to be written
+        try:
+            return ast.parse(source)
+        except SyntaxError:
+            continue
+    return None
+
+
+def _is_setup(node: ast.stmt, entry_point: str) -> bool:
+    if isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.AnnAssign):
+        return True
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return node.name != entry_point and any(not _is_placeholder(statement) for statement in node.body)
+    return False
+
+
+def _is_placeholder(node: ast.stmt) -> bool:
+    """A statement that leaves a body to be written: a docstring, ``pass``, ``...``, ``raise NotImplementedError``."""
+    if isinstance(node, ast.Pass):
+        return True
+    if isinstance(node, ast.Expr):
+        return isinstance(node.value, ast.Constant) and (isinstance(node.value.value, str) or node.value.value is ...)
+    if isinstance(node, ast.Raise) and node.exc is not None:
+        raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+    return False
 
 
 def program_of(reply: str, stub: str = "", entry_point: str | None = None) -> str:

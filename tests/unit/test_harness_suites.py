@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import builtins
 import json
+import symtable
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,7 @@ from moot.harness.engine._calls import CallCache, ClientFactory, EndpointLimits
 from moot.harness.suites._examples import docstring_examples
 from moot.harness.suites._scorers import last_number
 from moot.models import ModelSpec
-from moot.programs import assemble_program
+from moot.programs import assemble_program, task_helpers
 from moot.roles import NUMBER
 from moot.sandbox import run_tests
 from moot.scenario import RoleModels
@@ -83,6 +86,97 @@ def test_humaneval_reference_solutions_pass_their_visible_tests():
         program = assemble_program(item.code.stub, item.reference, item.code.entry_point)
         result = run_tests(program, list(item.code.visible_tests))
         assert result.status == "passed", (item.id, [t.message for t in result.failures])
+
+
+WRONG_ANSWERS_THAT_REDEFINE_HELPERS = {
+    # Each passes its item's check in one process: the check would call the answer's helper.
+    "HumanEval/32": "```python\ndef poly(xs, x):\n    return 0.0\n\n\ndef find_zero(xs):\n    return 0.0\n```",
+    "HumanEval/38": "```python\ndef encode_cyclic(s):\n    return s\n\n\ndef decode_cyclic(s):\n    return s\n```",
+    "HumanEval/50": "```python\ndef encode_shift(s):\n    return s\n\n\ndef decode_shift(s):\n    return s\n```",
+}
+
+
+def _free_names(source: str) -> set[str]:
+    """Names ``source`` reads and never binds (at the top or in any function), builtins aside."""
+    top = symtable.symtable(source, "test", "exec")
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    used: set[str] = set()
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        used |= {s.get_name() for s in table.get_symbols() if s.is_referenced() and (table is top or s.is_global())}
+        tables += table.get_children()
+    return used - bound - set(dir(builtins))
+
+
+def _helpers_the_tests_call(item: Item) -> set[str]:
+    assert item.code is not None and isinstance(item.scorer, CodeTests)
+    setup = task_helpers(item.code.stub, item.code.entry_point)
+    defined = {n.name for n in ast.parse(setup).body if isinstance(n, ast.FunctionDef)}
+    return defined & set().union(*(_free_names(test) for test in item.scorer.tests))
+
+
+def test_humaneval_tests_take_nothing_from_the_answer_but_the_entry_point():
+    """Over all 164 problems: what the scoring tests run reads no name from the answer except the entry point,
+    so an answer cannot hand the tests its own helpers (HumanEval/32's ``poly``, /38's ``encode_cyclic``)."""
+    items = load_suite("humaneval").items
+    for item in items:
+        assert item.code is not None and isinstance(item.scorer, CodeTests)
+        for test in item.scorer.sandbox_tests(item.code):
+            assert _free_names(test) == {item.code.entry_point}, item.id
+    calling = sorted(item.id for item in items if _helpers_the_tests_call(item))
+    assert calling == sorted(WRONG_ANSWERS_THAT_REDEFINE_HELPERS)  # the items this protects, each tried below
+
+
+@pytest.mark.parametrize("item_id", sorted(WRONG_ANSWERS_THAT_REDEFINE_HELPERS))
+def test_a_wrong_humaneval_answer_that_redefines_the_items_helpers_scores_0(item_id):
+    (item,) = load_suite(f"humaneval[{item_id.split('/')[1]}]").items
+    assert score(item, WRONG_ANSWERS_THAT_REDEFINE_HELPERS[item_id]) == 0.0
+    assert score(item, item.reference or "") == 1.0
+
+
+def _sabotaged_helpers(item: Item) -> str:
+    """The item's right answer, whose helpers raise when anyone but the answer itself calls them."""
+    assert item.code is not None and item.reference is not None
+    helpers = sorted(_helpers_the_tests_call(item))
+    spy = (
+        "import sys as _sys\n"
+        f"_own = {{name: globals()[name] for name in {helpers!r}}}\n"
+        "def _spy(name):\n"
+        "    def spy(*args, **kwargs):\n"
+        "        if _sys._getframe(1).f_globals is not globals():\n"
+        "            raise RuntimeError(f'a test called the answer\\'s own {name}')\n"
+        "        return _own[name](*args, **kwargs)\n"
+        "    return spy\n"
+        f"for _name in {helpers!r}:\n"
+        "    globals()[_name] = _spy(_name)\n"
+    )
+    return f"```python\n{item.reference}\n{spy}```"
+
+
+def test_every_humaneval_test_that_calls_a_helper_calls_the_items_own():
+    """Found over all 164 problems, not listed: where a check calls a helper of the prompt, a right answer whose
+    copy of that helper refuses outside callers still scores 1 (the check used the item's copy)."""
+    items = [item for item in load_suite("humaneval").items if _helpers_the_tests_call(item)]
+    assert items
+    for item in items:
+        assert score(item, _sabotaged_helpers(item)) == 1.0, item.id
+
+
+def test_task_helpers_are_the_stubs_setup_without_the_entry_point_or_what_the_answer_writes():
+    stub = (
+        "import math\nfrom typing import List\nLIMIT = 10\n\n"
+        "def helper(x):\n    return x + 1\n\n"
+        'def declared(x):\n    """The answer writes this one."""\n\n'
+        "def stubbed(x):\n    raise NotImplementedError\n\n"
+        "class Node:\n    pass\n\n"
+        'def solve(xs: List[int]) -> int:\n    """Entry point."""\n'
+    )
+    setup = task_helpers(stub, "solve")
+    assert [type(n).__name__ for n in ast.parse(setup).body] == ["Import", "ImportFrom", "Assign", "FunctionDef"]
+    assert "def helper" in setup and "solve" not in setup and "Node" not in setup
+    assert task_helpers("def helper(x):\n    return x\n\ndef solve(x):\n", "solve") == "def helper(x):\n    return x\n"
+    assert task_helpers("def solve(x:\n", "solve") == ""  # not Python: no setup to take
 
 
 def test_docstring_examples_read_several_styles():

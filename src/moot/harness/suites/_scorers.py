@@ -18,10 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot.arbiters import normalise_answer
 from moot.errors import ConfigError, ToolFaultError
-from moot.harness.suites._items import Item, Score, ScoreContext
-from moot.programs import assemble_program
+from moot.harness.suites._items import CodeTask, Item, Score, ScoreContext
+from moot.programs import assemble_program, task_helpers
 from moot.roles import Role, register_role
-from moot.sandbox import SandboxLimits, SandboxStatus, run_in_thread
+from moot.sandbox import SandboxLimits, SandboxStatus, label_for, run_in_thread
 
 __all__ = ["CodeTests", "ExactMatch", "Judgement", "LLMJudge", "NumericMatch", "OptionMatch", "RegexMatch"]
 
@@ -164,23 +164,35 @@ HIDDEN_TEST_LIMITS = SandboxLimits(wall_seconds=30, test_seconds=15, cpu_seconds
 
 @dataclass(frozen=True)
 class CodeTests:
-    """Run the answer's program against the item's tests in the sandbox: 1.0 only when all of them pass."""
+    """Run the answer's program against the item's tests in the sandbox: 1.0 only when all of them pass.
+
+    Each test runs after the item's own setup (the stub's imports and helpers, :func:`task_helpers`), so the
+    answer contributes the entry point and what it needs, and never the helpers a test checks it with.
+    """
 
     tests: Sequence[str]
     limits: SandboxLimits = HIDDEN_TEST_LIMITS
     tool_retries: int = 2
     cheap: bool = True
 
+    def sandbox_tests(self, code: CodeTask) -> list[str]:
+        """The tests as the sandbox runs them: each after the task's own setup."""
+        setup = task_helpers(code.stub, code.entry_point)
+        return [f"{setup}\n{test}" if setup else test for test in self.tests]
+
     async def score(self, item: Item, answer: str, ctx: ScoreContext) -> Score:
         if item.code is None:
             raise ConfigError(f"item {item.id} is scored by tests but has no code task (entry point, stub)")
         program = assemble_program(item.code.stub, answer, item.code.entry_point)
+        tests = self.sandbox_tests(item.code)
         error: Any = None
         for _ in range(self.tool_retries + 1):
-            result = await run_in_thread(ctx.sandbox, program, self.tests, self.limits)
+            result = await run_in_thread(ctx.sandbox, program, tests, self.limits)
             if result.status is not SandboxStatus.TOOL_FAULT:
                 passed = result.status is SandboxStatus.PASSED
-                detail = "" if passed else "; ".join(f"{t.label}: {t.message}" for t in result.failures)[:500]
+                shown = dict(zip(tests, self.tests, strict=False))  # each test as written, without the setup
+                failed = "; ".join(f"{label_for(shown.get(t.test, t.test))}: {t.message}" for t in result.failures)
+                detail = "" if passed else failed[:500]
                 if not passed and result.load is not None and result.load.message:
                     detail = detail or f"does not load: {result.load.message}"[:500]
                 return Score(1.0 if passed else 0.0, detail)
