@@ -67,14 +67,14 @@ def make_rebuttal(
 ):
     """A valid round-2+ position; ``claim`` is the other expert's claim it answers (by default the first one
     the rebutting expert was offered: a callable reply reads it from the request). The default ``reasoning``
-    derives no answer, so a changed answer is adopted only when the claim answered argued for it."""
+    arrives at ``answer``, so a changed answer is adopted exactly when the claim answered argued for it."""
     from moot.roles import Rebuttal
 
     def rebuttal(said: str) -> Rebuttal:
         return Rebuttal(
             claim=said,
             response="the others overlook the migration",
-            reasoning=reasoning or "I weighed the claims against the task again",
+            reasoning=reasoning or f"weighing the claims against the task again, I hold {answer}",
             answer=answer,
             because="no argument outweighed mine",
             key_arguments=list(arguments) or [f"argument for {answer}"],

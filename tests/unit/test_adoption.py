@@ -42,12 +42,14 @@ def test_an_unargued_change_is_recorded_and_the_previous_answer_stands():
     assert (settled.answer, settled.proposed) == ("4749", "2664")
 
 
-def test_a_change_met_in_the_claim_answered_or_derived_is_adopted():
+def test_a_change_is_adopted_only_when_met_in_the_claim_answered_and_derived():
     previous = _position("4749")
     persuaded = _position("5753", reasoning="they are right", claim="expert_2: 2664 + 2085 = 5753")
-    assert settle_change(persuaded, previous, {"expert_2": "5753"}, TASK).answer == "5753"
+    assert settle_change(persuaded, previous, {"expert_2": "5753"}, TASK).proposed == "5753"  # not checked
     derived = _position("-3981", reasoning="redone: 3161 - 7142 = -3981", claim="expert_2: 2664 + 2085 = 5753")
-    settled = settle_change(derived, previous, {"expert_2": "5753"}, TASK)
+    assert settle_change(derived, previous, {"expert_2": "5753"}, TASK).proposed == "-3981"  # nobody argued it
+    both = _position("-3981", reasoning="redone: 3161 - 7142 = -3981", claim="expert_3: the total is -3981")
+    settled = settle_change(both, previous, {"expert_2": "5753", "expert_3": "-3981"}, TASK)
     assert (settled.answer, settled.proposed) == ("-3981", None)
     same = _position("4749.0", reasoning="no change")
     assert settle_change(same, previous, {}, TASK) is same  # a respelling is no change

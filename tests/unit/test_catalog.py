@@ -132,7 +132,7 @@ def test_listings_name_each_entry_its_description_and_origin(project):
     }
     for command, names in [
         ("teams", {"draft_review", "expert_panel", "plan_and_execute"}),
-        ("arbiters", {"llm_judge", "majority_vote", "weighted_vote"}),
+        ("arbiters", {"llm_judge", "majority_vote", "rounds_vote", "weighted_vote"}),
         ("scenarios", {"architecture_review", "code_review", "fix_with_tests", "orders_cache"}),
     ]:
         code, out, _ = invoke(command, "--json")
@@ -228,7 +228,7 @@ BAD = [
         "teams/panel.yaml",
         "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops]\narbiter: majority_vot\n",
         "teams/panel.yaml:5: arbiter: unknown arbiter 'majority_vot'; "
-        "available: llm_judge, majority_vote, weighted_vote",
+        "available: llm_judge, majority_vote, rounds_vote, weighted_vote",
     ),
     (
         "teams/panel.yaml",

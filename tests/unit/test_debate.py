@@ -241,16 +241,16 @@ async def test_the_scenario_routes_each_role_to_its_resolved_model():
 async def test_metrics_of_a_debate_with_known_flips(decision, matches):
     model = ScriptedModel(
         {
-            # architect: split -> keep in round 2, answering a keep claim (argued: adopted); its first reply is
-            # malformed and retried
+            # architect: split -> keep in round 2, answering a keep claim and reasoning its way to keep: adopted;
+            # its first reply is malformed and retried
             "architect": [
                 "I think we should split",
                 make_position("split"),
-                make_rebuttal("keep", claim="ops: argument for keep"),
+                make_rebuttal("keep", claim="ops: argument for keep", reasoning="the migration risk says keep"),
             ],
             # ops: keep -> split answering a keep claim, with no reason for split: recorded, not adopted
             "ops": [make_position("keep"), make_rebuttal("split", claim="business: argument for keep")],
-            # business: keep -> defer, an answer nobody held, derived in its own reasoning: adopted
+            # business: keep -> defer, an answer nobody held (no argument for it met): recorded, not adopted
             "business": [
                 make_position("keep"),
                 make_rebuttal("defer", reasoning="neither holds until the audit is done, so defer"),
@@ -262,22 +262,23 @@ async def test_metrics_of_a_debate_with_known_flips(decision, matches):
         result = await make_debate(model, MaxRounds(2)).run(task=TASK)
     assert answers(result) == [
         {"architect": "split", "ops": "keep", "business": "keep"},
-        {"architect": "keep", "ops": "keep", "business": "defer"},
+        {"architect": "keep", "ops": "keep", "business": "keep"},
     ]
     assert result.rounds[1].positions["ops"].proposed == "split"
+    assert result.rounds[1].positions["business"].proposed == "defer"
     assert result.stop_reason == "max rounds: 2 of 2 rounds done"
     assert result.metrics == DebateMetrics(
         first_round_diversity=2,
-        flips={"architect": [2], "ops": [], "business": [2]},
-        argued_flips=2,
-        unargued_flips=1,
+        flips={"architect": [2], "ops": [], "business": []},
+        argued_flips=1,
+        unargued_flips=2,
         flips_to_unheld_answer=1,
-        agreement_per_round=[2 / 3, 2 / 3],
+        agreement_per_round=[2 / 3, 1.0],
         first_round_vote="keep",
         final_matches_first_round_vote=matches,
         final_in_first_round=True,
         final_majority="keep",
-        answers_per_round=[["split", "keep", "keep"], ["keep", "keep", "defer"]],
+        answers_per_round=[["split", "keep", "keep"], ["keep", "keep", "keep"]],
         said_per_round=[["split", "keep", "keep"], ["keep", "split", "defer"]],
         tokens_per_round=[sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values()) for r in result.rounds],
         parse_failures=1,

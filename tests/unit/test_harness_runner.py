@@ -468,7 +468,9 @@ def test_a_results_file_from_before_named_migrations_is_brought_up_to_date_and_a
 
 def _rounds_that_fix_one_item_and_break_another(agent, messages):
     """q1: round 1 votes wrong (two of three off by one), round 2 all right. q2: round 1 votes right,
-    round 2 all wrong. q0, q3: everyone right at once (consensus in round 1)."""
+    round 2 all wrong. q0, q3: everyone right at once (consensus in round 1). Every change in round 2 answers
+    a claim of an expert holding the new answer and recomputes it, so it is adopted."""
+    from moot.roles import Rebuttal
     from tests.unit.test_harness_support import position, sum_of
 
     text = "\n".join(str(m.content) for m in messages)
@@ -481,7 +483,15 @@ def _rounds_that_fix_one_item_and_break_another(agent, messages):
         (2, False): {"expert_3"},
         (2, True): {"expert_1", "expert_2", "expert_3"},
     }.get((item, rebut), set())
-    return position(str(total + 1 if agent in wrong else total), agent, rebut=rebut)
+    answer = str(total + 1 if agent in wrong else total)
+    if not rebut:
+        return position(answer, agent)
+    holder = "expert_1" if item == 1 else "expert_3"  # who held the answer everyone moves to
+    other = holder if agent != holder else "expert_2"
+    return Rebuttal(
+        claim=f"{other}: checked the sum", response="that sum holds", reasoning=f"added again: = {answer}",
+        answer=answer, because="a recount", key_arguments=["checked the sum"], confidence=0.6,
+    )  # fmt: skip
 
 
 def test_a_debate_row_carries_its_first_round_vote_and_the_report_says_what_the_rounds_bought(sums, tmp_path, model):
@@ -498,7 +508,8 @@ def test_a_debate_row_carries_its_first_round_vote_and_the_report_says_what_the_
     assert (arm.accuracy, arm.first_round_vote) == (0.75, 0.75)
     assert arm.rounds_changed == {"better": 1, "worse": 1}
     assert arm.rounds_bought is not None and arm.rounds_bought.difference == 0.0 and arm.rounds_bought.n == 4
-    assert arm.correct_share_per_round == [9 / 12, 3 / 6] and arm.positions_per_round == [12, 6]
+    # held after round 2: q1 3 of 3, q2 0 of 3, and q0, q3 (settled in round 1) keep their 3 of 3 each
+    assert arm.correct_share_per_round == [9 / 12, 9 / 12] and arm.positions_per_round == [12, 12]
     files = write_report(build_report(comparison), tmp_path / "out")
     text = files.markdown.read_text()
     assert text.index("What the rounds bought") < text.index("## Arms")  # the cheaper explanation comes first

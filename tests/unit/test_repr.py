@@ -92,7 +92,8 @@ async def test_debate_markdown_shows_positions_per_round_agreement_and_verdict()
     assert "**verdict by arbiter (positions shown as " in markdown and "):** keep\n" in markdown
     assert "**confidence:** 0.80" in markdown
     assert "**stop reason:** consensus: agreement 1.00 >= 1 in round 2" in markdown
-    assert "answer flips 1, verdict keeps the first-round majority: yes" in markdown
+    assert "answer flips 1 (argued 1, unargued 0, to an answer no expert held 0)" in markdown
+    assert "verdict keeps the first-round vote (keep): yes" in markdown
     assert section(markdown, "tokens")[-1].startswith("| total | ")
     assert (
         "| arbiter | verdict | decision keep, confidence 0.80: ops argued best for keep ops: strongest case |"

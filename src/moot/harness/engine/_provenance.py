@@ -15,7 +15,7 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-from moot.models import ModelSpec
+from moot.models import ModelSpec, local_model_identity
 
 __all__ = ["code_version", "machine", "model_identity", "moot_version"]
 
@@ -72,8 +72,6 @@ def model_identity(spec: ModelSpec) -> str:
     """What identifies a model's behaviour: the embedded weights' hash, or the endpoint and model name."""
     provider = spec.effective_provider
     if provider == "local":
-        from moot.models._local import DEFAULT_MODEL, GGUF_SHA256
-
-        return f"local {DEFAULT_MODEL} (sha256 {GGUF_SHA256[:16]}…)"
+        return local_model_identity()
     where = spec.base_url or "the provider's default endpoint"
     return f"{provider} {spec.model or 'default model'} at {where}"

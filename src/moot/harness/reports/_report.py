@@ -85,7 +85,8 @@ class ArmSummary(BaseModel):
     rounds_bought: PairSummary | None = None
     """Final minus round 1, paired on the same items, with its test and interval."""
     correct_share_per_round: list[float] = []
-    """Mean score of every position held in each round (every expert's answer; a reflection's draft)."""
+    """Mean score of every position held after each round (every expert's answer; a reflection's draft), over
+    all items: an item that settled early keeps its last positions."""
     positions_per_round: list[int] = []
     """How many positions each round's share is taken over."""
 
@@ -204,13 +205,14 @@ def _has_first_round(row: ResultRow) -> bool:
 
 
 def _positions_per_round(items: list[list[list[float]]]) -> list[list[float]]:
-    """Every position's score, pooled over items, per round."""
-    pooled: list[list[float]] = []
+    """Every position's score, pooled over items, per round: the positions held after that round, so an item
+    that settled early carries its last positions forward (else later rounds would be measured only on the
+    items hard enough to reach them)."""
+    depth = max((len(rounds) for rounds in items), default=0)
+    pooled: list[list[float]] = [[] for _ in range(depth)]
     for rounds in items:
-        for number, scores in enumerate(rounds):
-            if len(pooled) <= number:
-                pooled.append([])
-            pooled[number].extend(float(s) for s in scores)
+        for number in range(depth):
+            pooled[number].extend(float(s) for s in rounds[min(number, len(rounds) - 1)])
     return pooled
 
 
