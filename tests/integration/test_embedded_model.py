@@ -107,8 +107,11 @@ async def test_a_rebuttal_round_on_the_embedded_model_is_mechanically_coherent()
     """Two rounds forced: every rebuttal answers a named other expert's claim, arguments are statements, and no
     text the length caps shortened ends in the middle of a sentence."""
     from moot.arbiters import MajorityVote
-    from moot.roles import Position
+    from moot.roles import Opening, Position, Rebuttal
     from moot.teams import Debate
+
+    def cap(schema, field: str) -> int:
+        return next(m.max_length for m in schema.model_fields[field].metadata if getattr(m, "max_length", None))
 
     experts = ("architect", "ops")
     spec = ModelSpec.parse("local@0.7?seed=3")
@@ -125,8 +128,11 @@ async def test_a_rebuttal_round_on_the_embedded_model_is_mechanically_coherent()
         for name, position in record.positions.items():
             for argument in position.key_arguments:
                 assert len(argument.split()) >= 2 and argument.strip().lower() not in fields, (name, argument)
-            for text, cap in ((position.reasoning, 400), (position.response or "", 300)):
-                assert len(text) < cap or text.rstrip()[-1] in ".!?)", (name, text)
+            schema = Opening if record.round == 1 else Rebuttal
+            shown = [(position.reasoning, cap(schema, "reasoning"))]
+            shown += [(position.response or "", cap(Rebuttal, "response"))] if record.round > 1 else []
+            for text, limit in shown:
+                assert len(text) < limit or text.rstrip()[-1] in ".!?)", (name, text)
     for name, position in result.rounds[1].positions.items():
         assert position.responds_to in set(experts) - {name}, (name, position.claim)
 
