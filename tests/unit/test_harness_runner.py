@@ -569,3 +569,23 @@ def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_
                              compute_matched=True))  # fmt: skip
     report = build_report(comparison)
     assert report.shared_samples == []  # short answers: a debater's position is never the same reply as a sample
+
+
+def test_rescore_scores_the_stored_answers_again_and_the_report_says_which_changed(sums, tmp_path, model):
+    from moot.harness.engine._results import ResultStore
+
+    out = tmp_path / "out"
+    m = model(wrong={2})
+    first = run(options(sums, out, m, arms=["single"]))
+    store = ResultStore(out / "results.sqlite3")
+    store.put(by_key(first.rows)[("q1", "single")].model_copy(update={"score": 0.0}))  # as a broken judge scored it
+    store.close()
+    m.calls = 0
+    with pytest.raises(ConfigError, match="give it with --report-only"):
+        run(options(sums, out, m, arms=["single"], rescore=True))
+    rescored = run(options(sums, out, m, arms=["single"], report_only=True, rescore=True))
+    assert m.calls == 0 and rescored.rescored == 4 and rescored.rescore_changed == ["q1 × single: 0 -> 1"]
+    q1 = by_key(rescored.rows)[("q1", "single")]
+    assert q1.score == 1.0 and q1.metrics["score_before_rescore"] == 0.0 and "rescored_at" in q1.metrics
+    text = write_report(build_report(rescored), out).markdown.read_text()
+    assert "scored the stored answers of 4 rows again" in text and "q1 × single: 0 -> 1" in text

@@ -135,6 +135,10 @@ def compare(
     report_only: Annotated[
         bool, typer.Option("--report-only", help="Run nothing: report the rows finished so far.")
     ] = False,
+    rescore: Annotated[
+        bool,
+        typer.Option("--rescore", help="With --report-only: score every finished row's stored answer again first."),
+    ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Base seed for sampling and resampling.")] = 0,
     executor: Annotated[
         str,
@@ -156,8 +160,8 @@ def compare(
         options = CompareOptions(
             suite=suite, arms=[a.strip() for a in arms.split(",") if a.strip()], models=model, concurrency=concurrency,
             out=out or default_out(suite), k=k, compute_matched=compute_matched, cache=cache, use_cache=not no_cache,
-            rerun=rerun, report_only=report_only, seed=seed, executor=executor, ray_address=ray_address,
-            ray_cpus_per_job=ray_cpus_per_job,
+            rerun=rerun, report_only=report_only, rescore=rescore, seed=seed, executor=executor,
+            ray_address=ray_address, ray_cpus_per_job=ray_cpus_per_job,
         )  # fmt: skip
         runner = prepare_comparison(options)  # all bad input is refused here, before any output
         comparison = asyncio.run(_run(runner))

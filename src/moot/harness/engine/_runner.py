@@ -30,10 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Arm, build_arm
 from moot.harness.arms._sampling import SelfConsistency
-from moot.harness.engine._calls import BaseClientFactory, endpoint_of
-from moot.harness.engine._context import MODEL_ROLES
+from moot.harness.engine._calls import BaseClientFactory, ClientFactory, EndpointLimits, endpoint_of
+from moot.harness.engine._context import MODEL_ROLES, RowContext
 from moot.harness.engine._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness.engine._jobs import Job, RowOutcome
+from moot.harness.engine._provenance import code_version
 from moot.harness.engine._results import ResultRow, ResultStore, arm_key
 from moot.harness.reports._stats import matched_k
 from moot.harness.suites._items import Item, Suite
@@ -82,6 +83,9 @@ class CompareOptions(BaseModel):
     rerun: bool = False
     """Recompute finished rows too (through the cache: a replay)."""
     report_only: bool = False
+    rescore: bool = False
+    """With ``report_only``: score every finished row's stored answer again with the current scorer (no arm
+    runs, no model call unless the scorer is an LLM judge), e.g. after a judge was fixed."""
     """Compute nothing: report the rows already finished (e.g. while another process is still running)."""
     seed: int = 0
     executor: ExecutorName = "local"
@@ -117,6 +121,10 @@ class Comparison:
     meter: Meter = field(default_factory=Meter)
     """Calls made by this run (arms and scoring): billed_calls == 0 on a replay."""
     matched_k: int | None = None
+    rescored: int = 0
+    """Rows whose answer was scored again (``rescore``)."""
+    rescore_changed: list[str] = field(default_factory=list)
+    """``item × arm: old -> new`` for every rescored row whose score changed."""
     role_models: RoleModels | None = None
     """The model specs behind ``models`` (for provenance: what identifies each model)."""
 
@@ -194,6 +202,7 @@ class ComparisonRun:
             for spec in specs:  # (Ray workers may hold extras and keys the driver lacks; a report calls nothing)
                 spec.check()
         check_out_dir(options.out)
+        self.base, self.sandbox = base, sandbox
         self.executor = make_executor(options, specs, base, sandbox)
         try:
             self.store = ResultStore(options.out / RESULTS_FILE)
@@ -231,7 +240,29 @@ class ComparisonRun:
                 r.arm = r.arm.with_k(k)
             await self._phase(f"{', '.join(r.label for r in matched)}, k={k} (matched)", matched)
         self.result.rows = self._rows()
+        if self.options.rescore:
+            await self._rescore()
         return self.result
+
+    async def _rescore(self) -> None:
+        """Score every finished row's stored answer again; record the old score where it changed."""
+        items = {i.id: i for i in self.suite.items}
+        meter = Meter()
+        clients = ClientFactory(EndpointLimits(self.options.concurrency), None, self.base)  # an LLM judge's calls
+        ctx = RowContext(self.models, clients, meter, seed=self.options.seed, sandbox=self.sandbox)
+        for number, row in enumerate(self.result.rows):
+            if row.status != "done" or row.score is None:
+                continue
+            score = await items[row.item].scorer.score(items[row.item], row.answer, ctx)
+            metrics = {**row.metrics, "rescored_at": code_version()}
+            if score.value != row.score:
+                metrics["score_before_rescore"] = row.score
+                self.result.rescore_changed.append(f"{row.item} × {row.arm}: {row.score:g} -> {score.value:g}")
+            updated = row.model_copy(update={"score": score.value, "score_detail": score.detail, "metrics": metrics})
+            self.store.put(updated)
+            self.result.rows[number] = updated
+            self.result.rescored += 1
+        self.result.meter += meter
 
     def _debate_calls(self) -> list[int]:
         debate = next(r for r in self.arms if r.arm.name == "debate")
@@ -302,6 +333,8 @@ def _check_flags(options: CompareOptions) -> None:
     """Refuse options that contradict each other (each alone is valid), before anything is read or written."""
     if options.cache is not None and not options.use_cache:
         raise ConfigError(f"give --cache {options.cache} or --no-cache, not both")
+    if options.rescore and not options.report_only:
+        raise ConfigError("--rescore scores the stored answers again and runs nothing: give it with --report-only")
     if options.report_only and options.rerun:
         raise ConfigError("--report-only runs nothing and --rerun recomputes every row; give one of them")
     if options.report_only and not (options.out / RESULTS_FILE).is_file():

@@ -141,6 +141,13 @@ def _notes(report: Report) -> list[str]:
             + "."
         )
     notes.extend(f"{shared}: they differ only in what follows the samples." for shared in report.shared_samples)
+    if report.rescored:
+        changed = "; ".join(report.rescore_changed) if report.rescore_changed else "none"
+        notes.append(
+            f"This run scored the stored answers of {report.rescored} rows again with the current scorer "
+            f"(at {report.provenance.report_code if report.provenance else 'this code'}); scores that changed: "
+            f"{changed}."
+        )
     if report.matched_k is not None:
         notes.append(
             f"Compute-matched: the sampling arms ran k = {report.matched_k} samples, the debate arm's "
@@ -265,14 +272,19 @@ def terminal_table(report: Report) -> Table:
     return table
 
 
-def pairs_table(report: Report) -> Table:
-    head, rows = tables(report).pairs
-    table = Table(title="pairs of arms (paired on the same items)", show_edge=False)
+def _rich(title: str, head: list[str], rows: list[list[str]], left: set[str]) -> Table:
+    """One report table for the terminal: ``left`` columns are text, the rest numbers."""
+    table = Table(title=title, show_edge=False)
     for column in head:
-        table.add_column(column, justify="left" if column in ("A vs B", "test") else "right")
+        table.add_column(column, justify="left" if column in left else "right")
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def pairs_table(report: Report) -> Table:
+    head, rows = tables(report).pairs
+    return _rich("pairs of arms (paired on the same items)", head, rows, {"A vs B", "test"})
 
 
 def rounds_table(report: Report) -> Table | None:
@@ -280,9 +292,5 @@ def rounds_table(report: Report) -> Table | None:
     head, rows = tables(report).rounds
     if not rows:
         return None
-    table = Table(title="what the rounds bought (final vs the arm's own round 1, same items)", show_edge=False)
-    for column in head:
-        table.add_column(column, justify="left" if column in ("arm", "round 1 is") else "right")
-    for row in rows:
-        table.add_row(*row)
-    return table
+    title = "what the rounds bought (final vs the arm's own round 1, same items)"
+    return _rich(title, head, rows, {"arm", "round 1 is"})

@@ -131,6 +131,10 @@ class Report(BaseModel):
     run_billed_tokens: int
     generated_at: str
     provenance: Provenance | None = None
+    rescored: int = 0
+    """Rows whose stored answer this run scored again (``--rescore``)."""
+    rescore_changed: list[str] = []
+    """Those whose score changed, as ``item × arm: old -> new``."""
     shared_samples: list[str] = []
     """Arms that draw some of the same samples (same seeds, same prompt), so they differ only in what follows."""
 
@@ -338,6 +342,8 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         provenance=provenance(comparison),
         shared_samples=shared_samples(comparison, seed),
+        rescored=comparison.rescored,
+        rescore_changed=comparison.rescore_changed,
     )
 
 
