@@ -103,8 +103,8 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         limits: SandboxLimits | None = None,
         runner: SandboxRunner | None = None,
         name: str = "code_debate",
-        description: str = "Experts propose programs, see each other's test results, keep, adopt or fix; "
-        "the evidence picks the program.",
+        description: str = "Experts propose programs, see each other's test results, fix while none passes "
+        "every visible test; the evidence picks the program.",
     ) -> None:
         super().__init__(name, description, stop if stop is not None else default_code_debate_stop())
         self.experts = checked_experts(experts, "code debate", most=len(string.ascii_uppercase))
