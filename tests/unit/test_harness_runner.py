@@ -572,6 +572,7 @@ def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_
 
 
 def test_rescore_scores_the_stored_answers_again_and_the_report_says_which_changed(sums, tmp_path, model):
+    from moot.harness.engine._provenance import code_version
     from moot.harness.engine._results import ResultStore
 
     out = tmp_path / "out"
@@ -584,8 +585,12 @@ def test_rescore_scores_the_stored_answers_again_and_the_report_says_which_chang
     with pytest.raises(ConfigError, match="give it with --report-only"):
         run(options(sums, out, m, arms=["single"], rescore=True))
     rescored = run(options(sums, out, m, arms=["single"], report_only=True, rescore=True))
-    assert m.calls == 0 and rescored.rescored == 4 and rescored.rescore_changed == ["q1 × single: 0 -> 1"]
     q1 = by_key(rescored.rows)[("q1", "single")]
-    assert q1.score == 1.0 and q1.metrics["score_before_rescore"] == 0.0 and "rescored_at" in q1.metrics
-    text = write_report(build_report(rescored), out).markdown.read_text()
-    assert "scored the stored answers of 4 rows again" in text and "q1 × single: 0 -> 1" in text
+    assert m.calls == 0 and q1.score == 1.0 and q1.metrics["score_before_rescore"] == 0.0
+    report = build_report(rescored)
+    assert report.rescored == {code_version(): 4} and report.rescore_changed == ["q1 × single: 0 -> 1"]
+    # the rows keep the record, so any later report says so too
+    later = build_report(run(options(sums, out, m, arms=["single"], report_only=True)))
+    assert later.rescored == report.rescored and later.rescore_changed == report.rescore_changed
+    text = write_report(later, out).markdown.read_text()
+    assert "scored again after the fact (--rescore): 4 rows at" in text and "q1 × single: 0 -> 1" in text

@@ -38,16 +38,8 @@ class RoundsVote:
         pooled = [(f"{name} (round {number})", p) for number, record in enumerate(rounds, 1) for name, p in record]
         if not pooled:
             raise ValueError("RoundsVote needs at least one position")
-        counts: dict[str, int] = {}
-        for _, position in pooled:
-            answer = normalise_answer(position.answer)
-            counts[answer] = counts.get(answer, 0) + 1
-        top = max(counts.values())
-        tied = [a for a in counts if counts[a] == top]
+        winner, top = majority_answer(pooled)
         first = majority_answer(list(rounds[0]))[0] if rounds[0] else None
-        if first in tied:
-            winner = first
-        else:
-            weight = {a: sum(p.confidence for _, p in pooled if normalise_answer(p.answer) == a) for a in tied}
-            winner = max(sorted(tied), key=lambda a: weight[a])
+        if first is not None and sum(normalise_answer(p.answer) == first for _, p in pooled) == top:
+            winner = first  # a tie the first-round vote is in goes to it
         return vote_verdict(pooled, winner, top / len(pooled), weighed=f" (votes over {len(rounds)} rounds)")

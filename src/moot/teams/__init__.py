@@ -4,7 +4,7 @@ from moot.hooks import RunInfo, TeamHooks
 from moot.teams._base import MootTeam
 from moot.teams._code_debate import CodeDebate, CodeDebateConfig, default_code_debate_stop
 from moot.teams._code_debate_records import CodeChoice, CodeDebateMetrics, CodeDebateResult, CodeRound
-from moot.teams._code_evidence import program_evidence
+from moot.teams._code_evidence import NO_OUTPUT, program_evidence
 from moot.teams._debate import Debate, default_debate_stop
 from moot.teams._debate_records import DebateMetrics, DebateResult, DebateRound
 from moot.teams._human import (
@@ -29,6 +29,7 @@ teach_group_chats()  # moot teams nest in AutoGen's group chats without custom_m
 
 __all__ = [
     "FINAL",
+    "NO_OUTPUT",
     "POINTS",
     "ROUND",
     "AnswerOnce",

@@ -15,7 +15,10 @@ from moot.programs import program_of
 from moot.roles import failure_lines, run_sandbox
 from moot.sandbox import Outcome, SandboxLimits, SandboxResult, SandboxRunner, probe_signature, probe_test
 
-__all__ = ["program_evidence"]
+__all__ = ["NO_OUTPUT", "program_evidence"]
+
+NO_OUTPUT = "<no output>"
+"""The behaviour of a program that printed no probe outputs: it did not load, or died before the probe."""
 
 
 async def program_evidence(
@@ -46,7 +49,7 @@ async def program_evidence(
 def _behaviour(program: str, result: SandboxResult, probed: bool) -> str:
     """Probe outputs when there are probe calls; else which visible tests pass plus the syntax tree."""
     if probed:
-        return probe_signature(result) or "<no output>"
+        return probe_signature(result) or NO_OUTPUT
     outcomes = ",".join(t.outcome.value for t in result.tests)
     try:
         tree = ast.dump(ast.parse(program))

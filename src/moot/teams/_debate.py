@@ -8,7 +8,7 @@ full-transcript debate grows with agents x rounds); it must answer one
 claim of another, named expert, copied from that list (a Rebuttal), work the
 task again (reasoning before its answer), and say which argument decided its
 answer. A changed answer is adopted only when argued (``_adoption``): met in
-the claim it answered, or derived in its own reasoning; otherwise it is
+the claim it answered and derived in its own reasoning; otherwise it is
 recorded and the previous answer stands. When a condition stops the rounds,
 the arbiter rules: an LLM arbiter or a vote on the latest positions (shown in a
 seeded shuffled order against position bias), or a RoundsArbiter such as

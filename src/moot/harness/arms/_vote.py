@@ -26,7 +26,7 @@ from typing import Literal
 from moot.arbiters import Candidate, Evidence, ProgramVote, normalise_answer
 from moot.harness.suites._items import CodeTask
 from moot.sandbox import SandboxLimits, SandboxRunner
-from moot.teams import program_evidence
+from moot.teams import NO_OUTPUT, program_evidence
 
 __all__ = ["Selection", "Vote", "select_programs", "vote_answers"]
 
@@ -84,7 +84,7 @@ def _group_sizes(evidence: Sequence[Evidence]) -> list[int]:
 
 def _by_consensus(evidence: Sequence[Evidence]) -> int:
     """The largest behaviour group of samples that load, then more visible tests, then the earliest."""
-    loads = [i for i, e in enumerate(evidence) if e.behaviour != "<no output>"] or list(range(len(evidence)))
+    loads = [i for i, e in enumerate(evidence) if e.behaviour != NO_OUTPUT] or list(range(len(evidence)))
     size = {i: sum(evidence[j].behaviour == evidence[i].behaviour for j in loads) for i in loads}
     return max(loads, key=lambda i: (size[i], evidence[i].passed, -i))
 

@@ -83,10 +83,10 @@ class CompareOptions(BaseModel):
     rerun: bool = False
     """Recompute finished rows too (through the cache: a replay)."""
     report_only: bool = False
+    """Compute nothing: report the rows already finished (e.g. while another process is still running)."""
     rescore: bool = False
     """With ``report_only``: score every finished row's stored answer again with the current scorer (no arm
     runs, no model call unless the scorer is an LLM judge), e.g. after a judge was fixed."""
-    """Compute nothing: report the rows already finished (e.g. while another process is still running)."""
     seed: int = 0
     executor: ExecutorName = "local"
     """Where jobs run: ``local`` (asyncio tasks in this process) or ``ray`` (Ray tasks; the ``[ray]`` extra)."""
@@ -121,10 +121,6 @@ class Comparison:
     meter: Meter = field(default_factory=Meter)
     """Calls made by this run (arms and scoring): billed_calls == 0 on a replay."""
     matched_k: int | None = None
-    rescored: int = 0
-    """Rows whose answer was scored again (``rescore``)."""
-    rescore_changed: list[str] = field(default_factory=list)
-    """``item × arm: old -> new`` for every rescored row whose score changed."""
     role_models: RoleModels | None = None
     """The model specs behind ``models`` (for provenance: what identifies each model)."""
 
@@ -245,7 +241,7 @@ class ComparisonRun:
         return self.result
 
     async def _rescore(self) -> None:
-        """Score every finished row's stored answer again; record the old score where it changed."""
+        """Score every finished row's stored answer again; the row records when, and its old score if it changed."""
         items = {i.id: i for i in self.suite.items}
         meter = Meter()
         clients = ClientFactory(EndpointLimits(self.options.concurrency), None, self.base)  # an LLM judge's calls
@@ -257,11 +253,9 @@ class ComparisonRun:
             metrics = {**row.metrics, "rescored_at": code_version()}
             if score.value != row.score:
                 metrics["score_before_rescore"] = row.score
-                self.result.rescore_changed.append(f"{row.item} × {row.arm}: {row.score:g} -> {score.value:g}")
             updated = row.model_copy(update={"score": score.value, "score_detail": score.detail, "metrics": metrics})
             self.store.put(updated)
             self.result.rows[number] = updated
-            self.result.rescored += 1
         self.result.meter += meter
 
     def _debate_calls(self) -> list[int]:

@@ -142,12 +142,9 @@ def _notes(report: Report) -> list[str]:
         )
     notes.extend(f"{shared}: they differ only in what follows the samples." for shared in report.shared_samples)
     if report.rescored:
+        when = ", ".join(f"{n} rows at {code}" for code, n in report.rescored.items())
         changed = "; ".join(report.rescore_changed) if report.rescore_changed else "none"
-        notes.append(
-            f"This run scored the stored answers of {report.rescored} rows again with the current scorer "
-            f"(at {report.provenance.report_code if report.provenance else 'this code'}); scores that changed: "
-            f"{changed}."
-        )
+        notes.append(f"Stored answers scored again after the fact (--rescore): {when}; scores that changed: {changed}.")
     if report.matched_k is not None:
         notes.append(
             f"Compute-matched: the sampling arms ran k = {report.matched_k} samples, the debate arm's "

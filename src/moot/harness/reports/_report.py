@@ -131,8 +131,8 @@ class Report(BaseModel):
     run_billed_tokens: int
     generated_at: str
     provenance: Provenance | None = None
-    rescored: int = 0
-    """Rows whose stored answer this run scored again (``--rescore``)."""
+    rescored: dict[str, int] = {}
+    """Rows whose stored answer was scored again (``--rescore``), per code version that did it."""
     rescore_changed: list[str] = []
     """Those whose score changed, as ``item × arm: old -> new``."""
     shared_samples: list[str] = []
@@ -342,8 +342,12 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         provenance=provenance(comparison),
         shared_samples=shared_samples(comparison, seed),
-        rescored=comparison.rescored,
-        rescore_changed=comparison.rescore_changed,
+        rescored=_count([r.metrics["rescored_at"] for r in comparison.rows if r.metrics.get("rescored_at")]),
+        rescore_changed=[
+            f"{r.item} × {r.arm}: {r.metrics['score_before_rescore']:g} -> {r.score:g}"
+            for r in comparison.rows
+            if "score_before_rescore" in r.metrics and r.score is not None
+        ],
     )
 
 
