@@ -102,8 +102,9 @@ class ResultRow(TokenTotals, BaseModel):
     trace_ids: list[str] = []
     finished_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     code_version: str | None = None
-    """The git commit (or moot version) the row's answer was computed at; None for rows from before this was
-    recorded."""
+    """The git commit (or moot version) the row's answer was computed at. ``≤COMMIT`` for a row from before this
+    was recorded, whose commit is read from the repository's history: the first commit that stored it, so its
+    code was that commit's or older. None when not even that is known."""
     machine: str | None = None
     """The CPU and cores the row was computed on."""
 

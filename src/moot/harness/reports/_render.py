@@ -186,7 +186,7 @@ def _provenance(report: Report) -> list[Block]:
             Note(
                 "Rows from different code versions",
                 f"{codes}. Rows computed at different commits may differ for reasons other than the arms; "
-                "--rerun recomputes them through the cache.",
+                "--rerun recomputes them all at one commit (from the cache where it still holds their calls).",
             )
         )
     span = f"{origin.first_row} to {origin.last_row}" if origin.first_row else "no rows"
