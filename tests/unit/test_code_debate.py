@@ -79,13 +79,14 @@ async def test_once_a_candidate_passes_every_visible_test_no_later_round_runs():
     assert result.metrics.first_round_vote == "A" and result.metrics.fixes == 0
 
 
-async def test_when_every_candidate_fails_each_expert_fixes_its_own_from_its_failures_and_the_others_evidence():
+async def test_when_every_candidate_fails_each_expert_writes_a_new_program_from_the_failures_never_the_code():
     script = {"alice": [WRONG_EMPTY, RIGHT_LOOP], "bob": [WRONG_ALL, WRONG_ALL], "carol": [WRONG_ALL, WRONG_EMPTY]}
     result, model = await run(script)
     fix_prompt = model.calls("alice")[1].messages[-1].content
-    assert "Your candidate A:" in fix_prompt and "xs[0] + sum(xs[1:])" in fix_prompt
-    assert "- test `total([]) == 0` raised IndexError" in fix_prompt
-    assert "- B (by bob): passes 0 of 2 visible tests" in fix_prompt and "return -1" not in fix_prompt  # evidence only
+    failures = [line for line in fix_prompt.splitlines() if line.startswith("- test ")]
+    assert failures[0].startswith("- test `total([]) == 0` raised IndexError")  # its own failure first
+    assert len(failures) == len(set(failures)) == 3  # A's one failure, then B's two (C fails as B does: shown once)
+    assert "xs[0] + sum(xs[1:])" not in fix_prompt and "return -1" not in fix_prompt  # no program, only what failed
     assert model.calls("alice")[1].json_output is None
     fixed = next(c for c in result.candidates if c.id == "A2")
     assert fixed.origin == "fixed" and fixed.based_on == "A" and fixed.evidence.all_pass
