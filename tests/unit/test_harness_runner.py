@@ -129,6 +129,8 @@ def test_an_interrupted_compare_keeps_its_rows_and_resumes(sums, tmp_path, model
 
 
 def test_a_finished_comparison_replays_from_the_cache_with_zero_model_calls(sums, tmp_path, model):
+    from moot.harness.engine._provenance import code_version
+
     out = tmp_path / "out"
     m = model(wrong={1})
     first = run(options(sums, out, m))
@@ -138,7 +140,8 @@ def test_a_finished_comparison_replays_from_the_cache_with_zero_model_calls(sums
     replay = run(options(sums, out, m, rerun=True))  # recompute every row, through the cache
     assert m.calls == 0 and replay.meter.billed_calls == 0
     assert replay.computed == replay.replayed == 16 and replay.meter.calls == first.meter.calls  # same logical work
-    # the replay agreed with every stored row, so the rows keep what the paid run measured
+    # the replay agreed with every stored row, so the rows keep what the paid run measured, and say who replayed them
+    assert all(r.metrics.pop("replayed_at") == code_version() for r in replay.rows)
     assert by_key(replay.rows) == by_key(first.rows)
 
     elsewhere = run(options(sums, tmp_path / "fresh", m, cache=out / "cache"))  # a new results file, same cache
@@ -540,6 +543,7 @@ def test_rows_record_the_commit_and_machine_and_a_report_spanning_commits_says_s
 def test_a_replay_refreshes_the_metrics_the_current_code_derives_and_keeps_what_the_paid_run_measured(
     sums, tmp_path, model
 ):
+    from moot.harness.engine._provenance import code_version
     from moot.harness.engine._results import ResultStore
 
     out = tmp_path / "out"
@@ -555,6 +559,13 @@ def test_a_replay_refreshes_the_metrics_the_current_code_derives_and_keeps_what_
     assert m.calls == 0 and replay.replayed == 4
     for row in replay.rows:
         assert "first_round_score" in row.metrics and (row.code_version, row.wall_seconds) == ("old", 99.0)
+        assert row.metrics["replayed_at"] == code_version()  # the commit whose code reproduced it
+    origin = build_report(replay).provenance
+    assert origin is not None and (origin.row_codes, origin.replayed_codes) == ({"old": 4}, {code_version(): 4})
+    assert not origin.mixed  # every row was last produced by one commit's code
+    text = write_report(build_report(replay), out).markdown.read_text()
+    assert f"rows computed at old (4 rows); reproduced from the cache, same answers and scores, at {code_version()}" in text
+    assert "Rows from different code versions" not in text
 
 
 def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_s(tmp_path, sums, model):

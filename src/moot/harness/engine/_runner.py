@@ -59,7 +59,7 @@ _PAID = (
     "wall_seconds", "trace_ids", "finished_at", "code_version", "machine",
 )  # fmt: skip
 """What a replayed row keeps from the run that paid for it; the rest (metrics derived from the same answers
-by the current code) is recomputed."""
+by the current code) is recomputed, and ``metrics["replayed_at"]`` names the commit that reproduced it."""
 
 
 class CompareOptions(BaseModel):
@@ -306,7 +306,8 @@ class ComparisonRun:
         old = self._replayed(row)
         if old is not None:
             self.result.replayed += 1  # the row keeps what the paid run measured (billed tokens, time, origin)
-            row = row.model_copy(update={k: getattr(old, k) for k in _PAID})
+            paid = {k: getattr(old, k) for k in _PAID}
+            row = row.model_copy(update={**paid, "metrics": {**row.metrics, "replayed_at": code_version()}})
         self.store.put(row)
         self.result.computed += row.status == "done"
         self.result.failed += row.status == "error"

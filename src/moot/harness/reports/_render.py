@@ -178,6 +178,9 @@ def _provenance(report: Report) -> list[Block]:
     if origin is None:
         return []
     codes = ", ".join(f"{code} ({n} rows)" for code, n in origin.row_codes.items())
+    if origin.replayed_codes:
+        replays = ", ".join(f"{code} ({n} rows)" for code, n in origin.replayed_codes.items())
+        codes += f"; reproduced from the cache, same answers and scores, at {replays}"
     machines = ", ".join(f"{m} ({n} rows)" for m, n in origin.machines.items())
     models = "; ".join(f"{role}: {identity}" for role, identity in origin.models.items())
     blocks: list[Block] = []
@@ -185,7 +188,7 @@ def _provenance(report: Report) -> list[Block]:
         blocks.append(
             Note(
                 "Rows from different code versions",
-                f"{codes}. Rows computed at different commits may differ for reasons other than the arms; "
+                f"{codes}. Rows last produced at different commits may differ for reasons other than the arms; "
                 "--rerun recomputes them all at one commit (from the cache where it still holds their calls).",
             )
         )

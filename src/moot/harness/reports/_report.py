@@ -99,6 +99,8 @@ class Provenance(BaseModel):
     """The commit (or version) that built this report."""
     row_codes: dict[str, int]
     """Rows per commit they were computed at ("unknown": rows from before commits were recorded)."""
+    replayed_codes: dict[str, int] = {}
+    """Rows per commit that reproduced them from the cache (``--rerun``: same answers, same scores)."""
     machines: dict[str, int]
     """Rows per machine they were computed on."""
     models: dict[str, str]
@@ -107,9 +109,12 @@ class Provenance(BaseModel):
     last_row: str | None
     """When the earliest and latest rows finished (UTC)."""
 
+    effective_codes: dict[str, int] = {}
+    """Rows per commit whose code last produced them: the replaying commit if any, else the computing one."""
+
     @property
     def mixed(self) -> bool:
-        return len(self.row_codes) > 1
+        return len(self.effective_codes or self.row_codes) > 1
 
 
 class Report(BaseModel):
@@ -297,6 +302,8 @@ def provenance(comparison: Comparison) -> Provenance:
         moot_version=moot_version(),
         report_code=code_version(),
         row_codes=_count([r.code_version for r in rows]),
+        replayed_codes=_count([r.metrics["replayed_at"] for r in rows if r.metrics.get("replayed_at")]),
+        effective_codes=_count([r.metrics.get("replayed_at") or r.code_version for r in rows]),
         machines=_count([r.machine for r in rows]),
         models={role: model_identity(spec) for role, spec in roles.items() if isinstance(spec, ModelSpec)},
         first_row=finished[0] if finished else None,
