@@ -564,7 +564,10 @@ def test_a_replay_refreshes_the_metrics_the_current_code_derives_and_keeps_what_
     assert origin is not None and (origin.row_codes, origin.replayed_codes) == ({"old": 4}, {code_version(): 4})
     assert not origin.mixed  # every row was last produced by one commit's code
     text = write_report(build_report(replay), out).markdown.read_text()
-    assert f"rows computed at old (4 rows); reproduced from the cache, same answers and scores, at {code_version()}" in text
+    assert (
+        f"rows computed at old (4 rows); reproduced from the cache, same answers and scores, at {code_version()}"
+        in text
+    )
     assert "Rows from different code versions" not in text
 
 
