@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -47,6 +49,9 @@ def test_compare_runs_writes_the_report_and_replays_from_the_cache(tmp_path):
     assert "moot compare" in first.output and "single" in first.output and "McNemar exact" in first.output
     assert "computed 9 rows" in first.output
     assert "Model calls this run: 0 billed of" in replay.output
+    rows = [line for line in replay.output.splitlines() if re.match(r"q\d+ · [a-z-]+ · score [0-9.]+ · ", line)]
+    assert len(rows) == 9 and all("replayed from the cache; as paid:" in line for line in rows), replay.output
+    assert not any("replayed" in line for line in first.output.splitlines() if re.match(r"q\d+ · ", line))
 
 
 def test_bad_input_is_one_line_on_stderr_and_exit_2(tmp_path):

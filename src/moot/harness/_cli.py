@@ -53,8 +53,10 @@ class _Bar:
         if row.status == "error":
             self.progress.console.print(f"[red]row failed[/] {row.item} × {row.arm}: {row.error}", markup=True)
         elif not self.progress.console.is_terminal:  # a log file gets no live bar: one line per row instead
+            # a replayed row carries its paid run's billed calls and time: say so, or they read as this run's
+            paid = " · replayed from the cache; as paid:" if "replayed_at" in row.metrics else " ·"
             self.progress.console.print(
-                f"{row.item} · {row.arm} · {mark} · {row.model_calls} calls ({row.billed_calls} billed) · "
+                f"{row.item} · {row.arm} · {mark}{paid} {row.model_calls} calls ({row.billed_calls} billed) · "
                 f"{row.tokens} tokens · {row.wall_seconds:.1f} s",
                 markup=False,
                 highlight=False,

@@ -123,9 +123,10 @@ def _notes(report: Report) -> list[str]:
         + ("; the rest came from the cache." if report.run_calls > report.run_billed_calls else "."),
         "Tokens and calls per item are logical (every call, cache hits included: the compute an arm used); "
         "billed counts only calls that reached the model when the row was computed.",
-        "Scores are binary, so pairs use McNemar's exact test on the discordant items, and each interval is "
-        "the exact one conditional on the discordant items (Clopper-Pearson on their split): it excludes 0 "
-        "exactly when p < 0.05. Accuracy CIs are exact (Clopper-Pearson)."
+        "Scores are binary, so pairs use McNemar's exact test on the discordant items; each interval's sign "
+        "comes from the exact interval conditional on them (Clopper-Pearson on their split), so it excludes 0 "
+        "exactly when p < 0.05, and its width also carries the uncertainty of how many items are discordant "
+        "(conservative). Accuracy CIs are exact (Clopper-Pearson)."
         if report.binary
         else "Scores are graded, so pairs use a paired permutation test of the mean difference, and each "
         "interval holds the shifts that test does not reject (it excludes 0 exactly when p < 0.05). "
