@@ -12,9 +12,10 @@
   the independent first answers keep their weight); ``arbiter=vote`` for the
   last round's majority, ``arbiter=llm`` for an LLM. Code: a CodeDebate, where
   each expert writes a program, every program runs on the visible tests,
-  while none passes them all each expert fixes its own (adopted only when it
-  passes more), and the program vote picks the program. (Debating the *approach* in prose and implementing the ruling
-  scored 60% against single's 90% on humaneval[:20]; it was removed.)
+  while none passes them all each expert writes a new program shown what
+  failed, not the code (adopted only when it passes more), and the program
+  vote picks the program. (Debating the *approach* in prose and implementing
+  the ruling scored 60% against single's 90% on humaneval[:20]; it was removed.)
 """
 
 from __future__ import annotations
