@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -608,3 +609,25 @@ def test_rescore_scores_the_stored_answers_again_and_the_report_says_which_chang
     assert later.rescored == report.rescored and later.rescore_changed == report.rescore_changed
     text = write_report(later, out).markdown.read_text()
     assert "scored again after the fact (--rescore): 4 rows at" in text and "q1 × single: 0 -> 1" in text
+
+
+def test_debate_experts_take_one_temperature_each_when_given_one_per_expert():
+    from moot.harness.arms._prompts import SHORT_DEBATER
+    from moot.harness.arms._team_arms import DebateArm
+
+    class Ctx:  # records what each expert is sampled at, and hands back the temperature as the agent
+        def sampled(self, model_role: str, index: int, temperature: float) -> tuple[str, int, float]:
+            return (model_role, index, temperature)
+
+        def agent(self, role, *, model_role: str, name: str, spec):
+            return spec
+
+    mixed = DebateArm({"temperature": "0, 0.7,1.1"})
+    assert mixed._experts(Ctx(), SHORT_DEBATER) == [("expert_1", 0, 0.0), ("expert_2", 1, 0.7), ("expert_3", 2, 1.1)]
+    assert mixed.settings["temperature"] == "0,0.7,1.1"  # the rows' key, as written
+    same = DebateArm({"temperature": "0.3"})
+    assert [t for *_, t in same._experts(Ctx(), SHORT_DEBATER)] == [0.3, 0.3, 0.3]
+    assert DebateArm({}).settings["temperature"] == 0.7  # the key every earlier row has
+    for bad, says in (("0,0.7", "one per expert (3)"), ("0,2.5,1", "between 0 and 2"), ("hot", "valid number")):
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            DebateArm({"temperature": bad})

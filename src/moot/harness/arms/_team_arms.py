@@ -21,9 +21,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from moot.arbiters import Arbiter, MajorityVote, RoundsVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
@@ -141,8 +141,33 @@ class DebateSettings(BaseModel):
     arbiter: Literal["auto", "rounds", "vote", "llm"] = "auto"
     """Short answers: ``rounds`` (auto) a vote over every round's positions, ties to the first-round vote;
     ``vote`` a majority of the last round; ``llm`` an LLM arbiter. Code: the program vote (auto, vote)."""
-    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
-    """The experts' sampling temperature, used unless their spec sets one."""
+    temperature: float | tuple[float, ...] = 0.7
+    """The experts' sampling temperature, used unless their spec sets one: one for all, or one per expert
+    (``temperature=0,0.7,0.7``: a greedy expert beside two sampled ones)."""
+
+    @field_validator("temperature", mode="before")
+    @classmethod
+    def _per_expert(cls, value: Any) -> Any:
+        if isinstance(value, str) and "," in value:
+            return tuple(part.strip() for part in value.split(","))
+        return value
+
+    @field_validator("temperature")
+    @classmethod
+    def _in_range(cls, value: float | tuple[float, ...]) -> float | tuple[float, ...]:
+        if any(not 0.0 <= t <= 2.0 for t in (value if isinstance(value, tuple) else (value,))):
+            raise ValueError("each temperature must be between 0 and 2")
+        return value
+
+    @model_validator(mode="after")
+    def _one_per_expert(self) -> Self:
+        if isinstance(self.temperature, tuple) and len(self.temperature) != self.experts:
+            raise ValueError(f"give one temperature, or one per expert ({self.experts}), comma-separated")
+        return self
+
+    def expert_temperature(self, index: int) -> float:
+        """Expert ``index``'s (0-based) temperature."""
+        return self.temperature[index] if isinstance(self.temperature, tuple) else self.temperature
 
 
 class DebateArm:
@@ -155,7 +180,11 @@ class DebateArm:
 
     @property
     def settings(self) -> Mapping[str, Any]:
-        return self.config.model_dump()
+        """The configuration (the rows' key); per-expert temperatures as they are written (``0,0.7,0.7``)."""
+        settings = self.config.model_dump()
+        if isinstance(self.config.temperature, tuple):
+            settings["temperature"] = ",".join(f"{t:g}" for t in self.config.temperature)
+        return settings
 
     def check(self, suite: Suite) -> None:
         if suite.answer_format == "code" and self.config.arbiter == "llm":
@@ -175,7 +204,7 @@ class DebateArm:
                 role,
                 model_role=f"expert_{i}",
                 name=f"expert_{i}",
-                spec=ctx.sampled(f"expert_{i}", i - 1, self.config.temperature),
+                spec=ctx.sampled(f"expert_{i}", i - 1, self.config.expert_temperature(i - 1)),
             )
             for i in range(1, self.config.experts + 1)
         ]
