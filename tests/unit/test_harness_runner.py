@@ -622,12 +622,12 @@ def test_debate_experts_take_one_temperature_each_when_given_one_per_expert():
         def agent(self, role, *, model_role: str, name: str, spec):
             return spec
 
-    mixed = DebateArm({"temperature": "0, 0.7,1.1"})
+    mixed = DebateArm({"temperature": "0/ 0.7/1.1"})
     assert mixed._experts(Ctx(), SHORT_DEBATER) == [("expert_1", 0, 0.0), ("expert_2", 1, 0.7), ("expert_3", 2, 1.1)]
-    assert mixed.settings["temperature"] == "0,0.7,1.1"  # the rows' key, as written
+    assert mixed.settings["temperature"] == "0/0.7/1.1"  # the rows' key, as written
     same = DebateArm({"temperature": "0.3"})
     assert [t for *_, t in same._experts(Ctx(), SHORT_DEBATER)] == [0.3, 0.3, 0.3]
     assert DebateArm({}).settings["temperature"] == 0.7  # the key every earlier row has
-    for bad, says in (("0,0.7", "one per expert (3)"), ("0,2.5,1", "between 0 and 2"), ("hot", "valid number")):
+    for bad, says in (("0/0.7", "one per expert (3)"), ("0/2.5/1", "between 0 and 2"), ("hot", "valid number")):
         with pytest.raises(ConfigError, match=re.escape(says)):
             DebateArm({"temperature": bad})

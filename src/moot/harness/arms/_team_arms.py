@@ -143,13 +143,14 @@ class DebateSettings(BaseModel):
     ``vote`` a majority of the last round; ``llm`` an LLM arbiter. Code: the program vote (auto, vote)."""
     temperature: float | tuple[float, ...] = 0.7
     """The experts' sampling temperature, used unless their spec sets one: one for all, or one per expert
-    (``temperature=0,0.7,0.7``: a greedy expert beside two sampled ones)."""
+    (``temperature=0/0.7/0.7``: a greedy expert beside two sampled ones; ``/`` because ``--arms`` splits
+    on commas)."""
 
     @field_validator("temperature", mode="before")
     @classmethod
     def _per_expert(cls, value: Any) -> Any:
-        if isinstance(value, str) and "," in value:
-            return tuple(part.strip() for part in value.split(","))
+        if isinstance(value, str) and "/" in value:
+            return tuple(part.strip() for part in value.split("/"))
         return value
 
     @field_validator("temperature")
@@ -162,7 +163,7 @@ class DebateSettings(BaseModel):
     @model_validator(mode="after")
     def _one_per_expert(self) -> Self:
         if isinstance(self.temperature, tuple) and len(self.temperature) != self.experts:
-            raise ValueError(f"give one temperature, or one per expert ({self.experts}), comma-separated")
+            raise ValueError(f"give one temperature, or one per expert ({self.experts}) separated by '/'")
         return self
 
     def expert_temperature(self, index: int) -> float:
@@ -180,10 +181,10 @@ class DebateArm:
 
     @property
     def settings(self) -> Mapping[str, Any]:
-        """The configuration (the rows' key); per-expert temperatures as they are written (``0,0.7,0.7``)."""
+        """The configuration (the rows' key); per-expert temperatures as they are written (``0/0.7/0.7``)."""
         settings = self.config.model_dump()
         if isinstance(self.config.temperature, tuple):
-            settings["temperature"] = ",".join(f"{t:g}" for t in self.config.temperature)
+            settings["temperature"] = "/".join(f"{t:g}" for t in self.config.temperature)
         return settings
 
     def check(self, suite: Suite) -> None:
