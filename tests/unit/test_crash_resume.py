@@ -26,8 +26,11 @@ SCENARIO = Path(__file__).resolve().parents[1] / "fixtures" / "slow_reflection.p
 TOTAL_TURNS = 1 + 4 * 3  # the task, then per round: draft, critique, round event
 
 
-def moot(store: Path, *args: str, delay: float = 0.1) -> subprocess.Popen[str]:
-    env = {**os.environ, "MOOT_STORE": str(store), "MOOT_TEST_DELAY": str(delay), "COLUMNS": "120"}
+def moot(store: Path, *args: str, delay: float = 0.1, rounds: int = 4) -> subprocess.Popen[str]:
+    env = {
+        **os.environ, "MOOT_STORE": str(store), "MOOT_TEST_DELAY": str(delay), "MOOT_TEST_ROUNDS": str(rounds),
+        "COLUMNS": "120",
+    }  # fmt: skip
     return subprocess.Popen(
         [sys.executable, "-m", "moot", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -108,7 +111,8 @@ def test_resuming_a_finished_run_is_refused(tmp_path):
 
 def test_one_writer_per_run_a_live_run_cannot_be_resumed_and_a_killed_one_shows_interrupted(tmp_path):
     store = tmp_path / "runs.sqlite3"
-    proc = moot(store, "run", str(SCENARIO), "-m", "scripted:slow", delay=1.5)  # still running while we try
+    # still running while we try, however slowly the two other moot processes start on a loaded machine
+    proc = moot(store, "run", str(SCENARIO), "-m", "scripted:slow", delay=1.5, rounds=12)  # 24 turns: 36 s
     wait_for_turns(store, 2, proc)
     run_id = only_run(store)
     assert RunStore(store).get(run_id).status == "running"
@@ -125,7 +129,7 @@ def test_one_writer_per_run_a_live_run_cannot_be_resumed_and_a_killed_one_shows_
     listing = moot(store, "runs", "--json")
     out, _ = listing.communicate(timeout=60)
     assert [run["status"] for run in json.loads(out)] == ["interrupted"]
-    resumed = moot(store, "resume", run_id)
+    resumed = moot(store, "resume", run_id, rounds=12)  # the configuration it was started with
     _, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, err
     assert RunStore(store).get(run_id).status == "finished"
