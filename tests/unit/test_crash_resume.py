@@ -154,8 +154,8 @@ def test_a_process_that_lost_the_lease_writes_nothing_more(tmp_path):
 @pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_ctrl_c_or_sigterm_says_how_to_resume_and_exits_130_or_143(tmp_path, uninterrupted, sent, code):
     store = tmp_path / "runs.sqlite3"
-    proc = moot(store, "run", str(SCENARIO), "-m", "scripted:slow", delay=0.5)
-    wait_for_turns(store, 3, proc)
+    proc = moot(store, "run", str(SCENARIO), "-m", "scripted:slow", delay=2.0)  # 10 s left after 3 turns,
+    wait_for_turns(store, 3, proc)  # so the signal finds it running on a loaded machine too
     run_id = only_run(store)
     os.kill(proc.pid, sent)
     _, err = proc.communicate(timeout=30)
