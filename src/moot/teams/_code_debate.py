@@ -163,7 +163,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         return message
 
     async def _fix(self, expert: RoleAgent, current: CodeRound, token: CancellationToken) -> Message:
-        """A later round: fix the held program from its failures; adopted only if it passes strictly more."""
+        """A later round: a new program written from the failing tests; adopted only if it passes strictly more."""
         own = self._held(expert.name)
         prompt = render_prompt("turns/code_fix", task=self.state.task, failures=self._failures(own))
         message = await self._ask(expert, prompt, token)
