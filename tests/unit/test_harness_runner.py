@@ -530,13 +530,13 @@ def test_rows_record_the_commit_and_machine_and_a_report_spanning_commits_says_s
     first = run(options(sums, out, model(), arms=["single"]))
     assert all(r.code_version == code_version() and r.machine == machine() for r in first.rows)
     report = build_report(first)
-    assert report.provenance is not None and report.provenance.row_codes == {code_version(): 4}
+    assert report.provenance is not None and report.provenance.row_commits == {code_version(): 4}
     assert not report.provenance.mixed and "local" not in report.provenance.models["base"]
     store = ResultStore(out / "results.sqlite3")
     store.put(first.rows[0].model_copy(update={"code_version": "0123456789"}))  # as if computed at another commit
     store.close()
     mixed = build_report(run(options(sums, out, model(), arms=["single"], report_only=True)))
-    assert mixed.provenance is not None and mixed.provenance.row_codes == {"0123456789": 1, code_version(): 3}
+    assert mixed.provenance is not None and mixed.provenance.row_commits == {"0123456789": 1, code_version(): 3}
     text = write_report(mixed, out).markdown.read_text()
     assert "Rows from different code versions" in text and "0123456789 (1 rows)" in text
 
@@ -562,7 +562,7 @@ def test_a_replay_refreshes_the_metrics_the_current_code_derives_and_keeps_what_
         assert "first_round_score" in row.metrics and (row.code_version, row.wall_seconds) == ("old", 99.0)
         assert row.metrics["replayed_at"] == code_version()  # the commit whose code reproduced it
     origin = build_report(replay).provenance
-    assert origin is not None and (origin.row_codes, origin.replayed_codes) == ({"old": 4}, {code_version(): 4})
+    assert origin is not None and (origin.row_commits, origin.replayed_commits) == ({"old": 4}, {code_version(): 4})
     assert not origin.mixed  # every row was last produced by one commit's code
     text = write_report(build_report(replay), out).markdown.read_text()
     assert (

@@ -178,9 +178,9 @@ def _provenance(report: Report) -> list[Block]:
     origin = report.provenance
     if origin is None:
         return []
-    codes = ", ".join(f"{code} ({n} rows)" for code, n in origin.row_codes.items())
-    if origin.replayed_codes:
-        replays = ", ".join(f"{code} ({n} rows)" for code, n in origin.replayed_codes.items())
+    codes = ", ".join(f"{code} ({n} rows)" for code, n in origin.row_commits.items())
+    if origin.replayed_commits:
+        replays = ", ".join(f"{code} ({n} rows)" for code, n in origin.replayed_commits.items())
         codes += f"; reproduced from the cache, same answers and scores, at {replays}"
     machines = ", ".join(f"{m} ({n} rows)" for m, n in origin.machines.items())
     models = "; ".join(f"{role}: {identity}" for role, identity in origin.models.items())
@@ -198,7 +198,7 @@ def _provenance(report: Report) -> list[Block]:
         Note(
             "Provenance",
             f"moot {origin.moot_version}; rows computed at {codes or 'none'}, on {machines or '–'}, from {span}; "
-            f"report built at {origin.report_code}. Models: {models}.",
+            f"report built at {origin.commit}. Models: {models}.",
         )
     )
     return blocks

@@ -95,12 +95,14 @@ class Provenance(BaseModel):
     """Where the report's rows came from, so a reader can tell one run's numbers from another's."""
 
     moot_version: str
-    report_code: str
+    commit: str
     """The commit (or version) that built this report."""
-    row_codes: dict[str, int]
+    row_commits: dict[str, int]
     """Rows per commit they were computed at ("unknown": rows from before commits were recorded)."""
-    replayed_codes: dict[str, int] = {}
+    replayed_commits: dict[str, int]
     """Rows per commit that reproduced them from the cache (``--rerun``: same answers, same scores)."""
+    commits: dict[str, int]
+    """Rows per commit whose code last produced them: the replaying commit if any, else the computing one."""
     machines: dict[str, int]
     """Rows per machine they were computed on."""
     models: dict[str, str]
@@ -109,12 +111,9 @@ class Provenance(BaseModel):
     last_row: str | None
     """When the earliest and latest rows finished (UTC)."""
 
-    effective_codes: dict[str, int] = {}
-    """Rows per commit whose code last produced them: the replaying commit if any, else the computing one."""
-
     @property
     def mixed(self) -> bool:
-        return len(self.effective_codes or self.row_codes) > 1
+        return len(self.commits) > 1
 
 
 class Report(BaseModel):
@@ -300,10 +299,10 @@ def provenance(comparison: Comparison) -> Provenance:
     roles = {"base": used.base, **used.overrides} if used is not None else {}
     return Provenance(
         moot_version=moot_version(),
-        report_code=code_version(),
-        row_codes=_count([r.code_version for r in rows]),
-        replayed_codes=_count([r.metrics["replayed_at"] for r in rows if r.metrics.get("replayed_at")]),
-        effective_codes=_count([r.metrics.get("replayed_at") or r.code_version for r in rows]),
+        commit=code_version(),
+        row_commits=_count([r.code_version for r in rows]),
+        replayed_commits=_count([r.metrics["replayed_at"] for r in rows if r.metrics.get("replayed_at")]),
+        commits=_count([r.metrics.get("replayed_at") or r.code_version for r in rows]),
         machines=_count([r.machine for r in rows]),
         models={role: model_identity(spec) for role, spec in roles.items() if isinstance(spec, ModelSpec)},
         first_row=finished[0] if finished else None,
