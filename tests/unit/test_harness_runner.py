@@ -181,6 +181,19 @@ def test_compute_matched_sizes_self_consistency_to_the_debate_calls(tmp_path, mo
     assert report.arms[0].mean_calls == report.arms[1].mean_calls == 6
 
 
+def test_compute_matched_with_two_debate_arms_matches_the_first_listed(tmp_path, model):
+    suite = write_sums(tmp_path / "sums.jsonl", 4)
+    m = model(stubborn=True)
+    arms = ["debate?experts=4", "debate", "self-consistency"]
+    comparison = run(options(suite, tmp_path / "out", m, arms=arms, compute_matched=True))
+    calls = {arm: [r.model_calls for r in comparison.rows if r.arm == arm] for arm in arms}
+    assert calls["debate"] == [6, 6, 6, 6] and calls["debate?experts=4"] == [8, 8, 8, 8]
+    assert comparison.matched_k == 8 and comparison.matched_to == "debate?experts=4"
+    report = build_report(comparison)
+    markdown = write_report(report, tmp_path / "out").markdown.read_text()
+    assert "k = 8 samples, the mean model calls per item of debate?experts=4" in markdown
+
+
 def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_path, model):
     with pytest.raises(ConfigError, match="list both kinds"):
         run(options(sums, tmp_path / "out", model(), arms=["single", "debate"], compute_matched=True))

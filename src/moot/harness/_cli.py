@@ -126,7 +126,8 @@ def compare(
     compute_matched: Annotated[
         bool,
         typer.Option(
-            "--compute-matched", help="Size self-consistency's k to the debate arm's mean model calls per item."
+            "--compute-matched",
+            help="Size the sampling arms' k to the debate arm's mean model calls per item (the first debate arm listed).",
         ),
     ] = False,
     cache: Annotated[Path | None, typer.Option("--cache", help="Call cache directory; default OUT/cache.")] = None,

@@ -121,6 +121,8 @@ class Comparison:
     meter: Meter = field(default_factory=Meter)
     """Calls made by this run (arms and scoring): billed_calls == 0 on a replay."""
     matched_k: int | None = None
+    matched_to: str | None = None
+    """The debate arm whose calls sized ``matched_k``: the first listed, when there are several."""
     role_models: RoleModels | None = None
     """The model specs behind ``models`` (for provenance: what identifies each model)."""
 
@@ -173,8 +175,6 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ArmRun]:
             )
         if options.k is not None:
             raise ConfigError("--k and --compute-matched both size the sampling arms' k; give one of them")
-        if sum(r.arm.name == "debate" for r in runs) > 1:
-            raise ConfigError("--compute-matched needs exactly one debate arm to match")
         for r in runs:
             r.matched = isinstance(r.arm, SelfConsistency)
     return runs
@@ -231,6 +231,7 @@ class ComparisonRun:
         if matched and not (self.options.report_only and not self._debate_calls()):
             k = self._matched_k()
             self.result.matched_k = k
+            self.result.matched_to = self._matched_debate().label
             for r in matched:
                 assert isinstance(r.arm, SelfConsistency)
                 r.arm = r.arm.with_k(k)
@@ -258,8 +259,12 @@ class ComparisonRun:
             self.result.rows[number] = updated
         self.result.meter += meter
 
+    def _matched_debate(self) -> ArmRun:
+        """The arm ``--compute-matched`` matches: the first debate arm listed (the others are compared to it)."""
+        return next(r for r in self.arms if r.arm.name == "debate")
+
     def _debate_calls(self) -> list[int]:
-        debate = next(r for r in self.arms if r.arm.name == "debate")
+        debate = self._matched_debate()
         ids = [i.id for i in self.suite.items]
         return [row.model_calls for row in self.store.rows(self.suite.key, [debate.key], ids) if row.status == "done"]
 

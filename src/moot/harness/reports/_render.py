@@ -148,8 +148,8 @@ def _notes(report: Report) -> list[str]:
         notes.append(f"Stored answers scored again after the fact (--rescore): {when}; scores that changed: {changed}.")
     if report.matched_k is not None:
         notes.append(
-            f"Compute-matched: the sampling arms ran k = {report.matched_k} samples, the debate arm's "
-            "mean model calls per item."
+            f"Compute-matched: the sampling arms ran k = {report.matched_k} samples, the mean model calls per "
+            f"item of {report.matched_to or 'the debate arm'}."
         )
     for arm in report.arms:
         if arm.rounds_bought is None and arm.name in ROUNDED_ARMS and arm.n:

@@ -125,6 +125,7 @@ class Report(BaseModel):
     pairs: list[PairSummary]
     binary: bool
     matched_k: int | None
+    matched_to: str | None = None
     computed: int
     reused: int
     replayed: int = 0
@@ -337,6 +338,7 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
         pairs=pairs,
         binary=binary,
         matched_k=comparison.matched_k,
+        matched_to=comparison.matched_to,
         computed=comparison.computed,
         reused=comparison.reused,
         replayed=comparison.replayed,
