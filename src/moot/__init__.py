@@ -13,6 +13,7 @@ from moot.errors import (
     ToolFaultError,
     TransientModelError,
 )
+from moot.messages import MESSAGE_TYPES
 from moot.models import ModelSpec
 from moot.roles import Critique, Position, Role, RoleAgent, TestCritic, custom_role, expert, role
 from moot.teams import (
@@ -32,6 +33,7 @@ from moot.tools import PermissionPolicy, Rule, Tool, builtin_tools
 __version__ = "0.1.0"
 
 __all__ = [
+    "MESSAGE_TYPES",
     "CodeDebate",
     "CodeDebateResult",
     "ConfigError",

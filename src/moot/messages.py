@@ -2,9 +2,9 @@
 
 :data:`MESSAGE_TYPES` lists every message type a moot team emits. AutoGen's
 group chats accept only registered types, and (as of autogen-agentchat 0.7)
-they register only the structured-message types of *agent* participants;
-``moot.teams`` teaches every group chat that holds a moot team these types
-as it is built (``teams/_nesting.py``), so nesting needs no extra argument.
+they register only the structured-message types of *agent* participants, never
+a nested team's: a group chat that holds a moot team, at any depth, takes them
+through AutoGen's own ``custom_message_types=MESSAGE_TYPES``.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ MESSAGE_TYPES: list[type[BaseAgentEvent | BaseChatMessage]] = [
         for content in (Critique, Position, Verdict, Plan, ToolCall, StepResult, ProgramRuling)
     ),
 ]
-"""Every message type a moot team emits; a group chat holding a moot team learns them by itself (see
-``teams/_nesting.py``), and passing them as ``custom_message_types`` is harmless."""
+"""Every message type a moot team emits: a group chat that holds a moot team (directly, in a nested group chat,
+or in a ``SocietyOfMindAgent``) takes them as ``custom_message_types``."""
 
 
 def message_factory() -> MessageFactory:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
 from autogen_agentchat.agents import SocietyOfMindAgent
 from autogen_agentchat.base import TerminationCondition
 from autogen_agentchat.conditions import MaxMessageTermination, TextMentionTermination
 from autogen_agentchat.messages import StructuredMessage, TextMessage
-from autogen_agentchat.teams import RoundRobinGroupChat, SelectorGroupChat
+from autogen_agentchat.teams import BaseGroupChat, RoundRobinGroupChat, SelectorGroupChat
 
+from moot import MESSAGE_TYPES as TYPES
 from moot import Critique, Position, Reflection, RoleAgent, role
 from moot.conditions import AtRoundEnd, MaxRounds, TokenBudget
-from moot.messages import MESSAGE_TYPES, RoundCompleted
+from moot.messages import RoundCompleted
 from moot.testing import ScriptedModel
 from tests.conftest import make_critique, make_debate, make_position, make_reflection, make_verdict
 
@@ -26,7 +28,7 @@ def _kinds(messages) -> list[tuple[str, str]]:
 async def test_a_reflection_nested_in_a_round_robin_group_chat():
     model = ScriptedModel({"generator": ["draft one"], "critic": [make_critique(90)]})
     with model:
-        team = RoundRobinGroupChat([make_reflection(model, MaxRounds(1))], max_turns=1)  # no extra argument
+        team = RoundRobinGroupChat([make_reflection(model, MaxRounds(1))], max_turns=1, custom_message_types=TYPES)
         result = await team.run(task=TASK)
     assert _kinds(result.messages) == [
         ("user", "TextMessage"),
@@ -58,6 +60,7 @@ async def test_a_debate_and_a_reflection_nested_in_a_selector_group_chat():
             selector_func=lambda _: next(order),
             termination_condition=MaxMessageTermination(20),
             max_turns=2,
+            custom_message_types=TYPES,
         )
         result = await team.run(task="Monolith or services?")
     assert [s for s, _ in _kinds(result.messages)] == [
@@ -68,33 +71,44 @@ async def test_a_debate_and_a_reflection_nested_in_a_selector_group_chat():
 
 
 async def test_a_debate_nests_two_levels_deep_and_inside_a_society_of_mind_agent():
-    """Group chats learn moot's types through a nested group chat and a SocietyOfMindAgent too."""
+    """Each group chat that holds a moot team, at any depth, takes moot's types: one argument per group chat."""
     script = {"architect": [make_position("monolith")], "ops": [make_position("monolith")]}
     model = ScriptedModel({**script, "arbiter": [make_verdict("monolith")]})
     with model:
-        inner = RoundRobinGroupChat([make_debate(model, MaxRounds(1), experts=("architect", "ops"))], max_turns=1)
-        outer = RoundRobinGroupChat([inner], max_turns=1)
+        debate = make_debate(model, MaxRounds(1), experts=("architect", "ops"))
+        inner = RoundRobinGroupChat([debate], max_turns=1, custom_message_types=TYPES)
+        outer = RoundRobinGroupChat([inner], max_turns=1, custom_message_types=TYPES)
         result = await outer.run(task="Monolith or services?")
     assert ("debate", "RoundCompleted") in _kinds(result.messages)
     model = ScriptedModel({**script, "arbiter": [make_verdict("monolith")], "summary": ["monolith"]})
     with model:
         debate = make_debate(model, MaxRounds(1), experts=("architect", "ops"))
         panel = SocietyOfMindAgent("panel", team=debate, model_client=model.client("summary"))
-        result = await RoundRobinGroupChat([panel], max_turns=1).run(task="Monolith or services?")
+        result = await RoundRobinGroupChat([panel], max_turns=1, custom_message_types=TYPES).run(
+            task="Monolith or services?"
+        )
     assert ("debate", "RoundCompleted") in _kinds(result.messages)
     assert result.messages[-1].source == "panel"
 
 
-def test_a_group_chat_without_a_moot_team_is_left_as_autogen_made_it():
-    from autogen_agentchat.agents import AssistantAgent
+async def test_without_moots_types_autogen_refuses_the_first_moot_event_by_name():
+    """moot patches nothing: a group chat not given the types fails as AutoGen does, naming the first one."""
+    model = ScriptedModel({"generator": ["draft one"], "critic": [make_critique(90)]})
+    with (
+        model,
+        pytest.raises(
+            RuntimeError,
+            match=r"Message type <class 'autogen_agentchat.messages.StructuredMessage\[Critique\]'> is not registered",
+        ),
+    ):
+        await RoundRobinGroupChat([make_reflection(model, MaxRounds(1))], max_turns=1).run(task=TASK)
 
-    model = ScriptedModel({"writer": [], "generator": [], "critic": []})
-    with model:
-        plain = RoundRobinGroupChat([AssistantAgent("writer", model.client("writer"))])
-        reflection = make_reflection(model, MaxRounds(1))
-        declared = RoundRobinGroupChat([reflection], custom_message_types=MESSAGE_TYPES)
-    assert not plain._message_factory.is_registered(RoundCompleted)
-    assert declared._message_factory.is_registered(RoundCompleted)  # declaring them as before still works
+
+def test_importing_moot_leaves_autogens_group_chat_as_autogen_made_it():
+    import moot.teams  # noqa: F401  (every moot team module is loaded)
+
+    assert BaseGroupChat.__init__.__module__ == "autogen_agentchat.teams._group_chat._base_group_chat"
+    assert not hasattr(BaseGroupChat.__init__, "__wrapped__")
 
 
 async def test_autogen_conditions_are_checked_at_round_ends_so_a_round_is_never_cut():
@@ -149,7 +163,7 @@ def test_dumping_moot_components_raises_no_warning():
 
 
 def test_message_types_cover_every_type_a_team_emits():
-    names = {t.__name__ for t in MESSAGE_TYPES}
+    names = {t.__name__ for t in TYPES}
     assert {RoundCompleted.__name__, "StructuredMessage[Critique]", "StructuredMessage[Position]"} <= names
     assert TextMessage.__name__ not in names  # AutoGen registers its own types itself
     assert Critique and Position

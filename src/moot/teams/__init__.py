@@ -18,14 +18,11 @@ from moot.teams._human import (
     HumanFeedback,
     HumanInTheLoop,
 )
-from moot.teams._nesting import teach_group_chats
 from moot.teams._plan_records import PlannedStep, PlannerExecutorResult, PlannerExecutorState, StepRecord
 from moot.teams._planner_executor import PlannerExecutor, PlannerExecutorConfig, default_planner_executor_stop
 from moot.teams._presets import TeamPreset, known_presets, load_preset
 from moot.teams._records import MootResult, Usage
 from moot.teams._reflection import Reflection, ReflectionConfig, ReflectionResult, ReflectionRound
-
-teach_group_chats()  # moot teams nest in AutoGen's group chats without custom_message_types (see _nesting.py)
 
 __all__ = [
     "FINAL",
