@@ -32,6 +32,7 @@ from moot._exit_codes import (
     refuse,
     say_error,
 )
+from moot._extras import require
 from moot._usage_errors import OneLineCommand, OneLineGroup
 from moot.arbiters import load_arbiter
 from moot.catalog import Entry, entries
@@ -259,6 +260,7 @@ def _calls(view: RunView, store: str | None) -> list[TurnCalls]:
 
 
 def _save_plot(view: RunView, path: str) -> Path:
+    require("plot", "moot show --plot")
     from moot.plots import plot_run, save_figure
 
     if not view.rounds:

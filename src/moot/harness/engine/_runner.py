@@ -27,6 +27,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot._extras import require
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Arm, build_arm
 from moot.harness.arms._sampling import SelfConsistency
@@ -386,6 +387,7 @@ def prepare_comparison(
     sandbox: SandboxRunner = run_tests,
 ) -> ComparisonRun:
     """Validate everything (suite, arms, models, files) and open the results file; ConfigError on bad input."""
+    require("compare", "moot compare")
     return ComparisonRun(options, progress=progress or _Quiet(), base=clients, sandbox=sandbox)
 
 

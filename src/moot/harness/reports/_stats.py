@@ -31,9 +31,13 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from moot._extras import require
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "CONFIDENCE",
@@ -57,9 +61,18 @@ RESAMPLES = 9999
 
 def _scipy() -> Any:
     """scipy.stats, imported on first use: it costs a second or more, and ``moot --help`` should not pay it."""
+    require("compare", "moot compare's statistics")
     from scipy import stats
 
     return stats
+
+
+def _numpy() -> ModuleType:
+    """numpy, imported on first use: it comes with the 'compare' extra, and the core install has no numpy."""
+    require("compare", "moot compare's statistics")
+    import numpy
+
+    return numpy
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,7 @@ class PairedComparison:
 
 
 def _bootstrap(data: tuple[np.ndarray, ...], statistic: object, seed: int, resamples: int) -> tuple[float, float]:
+    np = _numpy()
     for method in ("BCa", "percentile"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # degenerate samples warn; we fall back below
@@ -115,6 +129,7 @@ def _bootstrap(data: tuple[np.ndarray, ...], statistic: object, seed: int, resam
 
 def bootstrap_mean(scores: Sequence[float], seed: int = 0, resamples: int = RESAMPLES) -> Interval:
     """Mean with a bootstrap 95% CI; a constant sample's CI is the point itself."""
+    np = _numpy()
     data = np.asarray(scores, dtype=float)
     if data.size == 0:
         return Interval(math.nan, math.nan, math.nan)
@@ -140,6 +155,7 @@ def is_binary(*samples: Sequence[float]) -> bool:
 
 
 def _checked(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    np = _numpy()
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"paired samples must have the same length, got {x.size} and {y.size}")
@@ -148,6 +164,7 @@ def _checked(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.nda
 
 def mcnemar_exact(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     """McNemar's exact test: two-sided binomial test of the discordant pairs against p = 1/2."""
+    np = _numpy()
     x, y = _checked(a, b)
     a_only, b_only = int(np.sum((x == 1) & (y == 0))), int(np.sum((x == 0) & (y == 1)))
     discordant = a_only + b_only
@@ -177,6 +194,7 @@ def _mcnemar_interval(test: PairedTest, items: int) -> Interval:
 
 
 def _sign_flip_p(diff: np.ndarray, seed: int) -> float:
+    np = _numpy()
     if diff.size == 0 or np.all(diff == 0):
         return 1.0
     result = _scipy().permutation_test(
@@ -204,6 +222,7 @@ def _edge(rejects: Callable[[float], bool], inside: float, outside: float, steps
 
 def _permutation_interval(diff: np.ndarray, seed: int, bound: float) -> Interval:
     """Every shift d0 whose sign-flip test of (a - b - d0) is not rejected at 5% (see module docstring)."""
+    np = _numpy()
     estimate = float(diff.mean())
     if diff.size < 2 or np.ptp(diff) == 0:
         return Interval(estimate, estimate, estimate)
@@ -223,6 +242,7 @@ def compare_paired(
     """Mean of a - b over the same items, the test for it and the interval that inverts that test. ``binary``:
     whether the scores are 0/1 (default: read from these scores; a report passes what holds for all its arms,
     so every pair of it uses the same test)."""
+    np = _numpy()
     x, y = _checked(a, b)
     if x.size == 0:
         return PairedComparison(Interval(math.nan, math.nan, math.nan), PairedTest("none", math.nan), "none")
@@ -251,4 +271,4 @@ def matched_k(calls_per_item: Sequence[int]) -> int:
     """Self-consistency's k at equal compute: the debate arm's mean calls per item, rounded half up, at least 1."""
     if not calls_per_item:
         raise ValueError("no debate rows to match")
-    return max(1, math.floor(float(np.mean(calls_per_item)) + 0.5))
+    return max(1, math.floor(sum(calls_per_item) / len(calls_per_item) + 0.5))
