@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from moot._describe import describe_data
-from moot._transcript_rounds import ROUND, round_numbers
 from moot.errors import ConfigError
+from moot.messages import ROUND, round_numbers
 from moot.models import Meter, metered
 from moot.store import RunRecord, RunStore, TurnRecord
 from moot.tracing import JsonlSink, TraceEvent, TraceScan, default_trace_dir

@@ -17,10 +17,9 @@ from pydantic import BaseModel
 
 from moot._blocks import Block
 from moot._result_blocks import reflection_blocks
-from moot._transcript_rounds import messages_by_round
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError
-from moot.messages import DRAFT, RoundCompleted
+from moot.messages import DRAFT, RoundCompleted, messages_by_round
 from moot.roles import Critique, render_prompt
 from moot.teams._base import Message, MootFault, MootTeam
 from moot.teams._records import MootResult, Usage, add_usage, fingerprint, total_usage
