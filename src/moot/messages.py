@@ -168,7 +168,7 @@ def message_factory() -> MessageFactory:
 # ------------------------------------------------------------ rounds of a transcript
 # A reflection rebuilds its rounds from drafts and critiques (teams/_reflection.py), a debate from
 # positions (teams/_debate_records.py), and ``moot show`` groups stored turns per round
-# (runview.py). All three number the messages here, so a turn is never in one round on
+# (display/_run_view.py). All three number the messages here, so a turn is never in one round on
 # screen and in another in the team's state.
 
 ROUND = "round"

@@ -8,6 +8,7 @@ from autogen_agentchat.base import Team
 
 from moot.arbiters import Candidate, Evidence, ProgramVote
 from moot.conditions import MaxRounds
+from moot.display import result_markdown
 from moot.errors import ConfigError
 from moot.roles import RoleAgent, role
 from moot.teams import CodeDebate, CodeDebateResult
@@ -97,7 +98,7 @@ async def test_when_every_candidate_fails_each_expert_writes_a_new_program_from_
     assert result.metrics.fixes == 3 and result.metrics.fixes_adopted == 2
     assert result.metrics.chosen_round == 2 and result.metrics.first_round_vote == "A"
     assert result.metrics.held_per_round == [["A", "B", "C"], ["A2", "B", "C2"]]
-    shown = result._repr_markdown_()  # a notebook and moot run show the same blocks
+    shown = result_markdown(result)  # a notebook and moot run show the same blocks
     assert shown.startswith("#### Code debate · 2 round(s)")
     assert "| A2 | alice | 2 | fixed from A | passes all 2 visible tests |" in shown
     assert "| alice | wrote A | fix A2 |" in shown and "| bob | wrote B | keep B (B2 rejected) |" in shown

@@ -15,8 +15,6 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextM
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
-from moot._blocks import Block
-from moot._result_blocks import reflection_blocks
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError
 from moot.messages import DRAFT, RoundCompleted, messages_by_round
@@ -64,9 +62,6 @@ class ReflectionResult(MootResult):
     def answer(self) -> str | None:
         """The answer to use: the best-scoring draft, else the latest (unscored) draft."""
         return self.best.draft if self.best else self.latest_draft
-
-    def blocks(self) -> list[Block]:
-        return reflection_blocks(self)
 
 
 class ReflectionState(BaseModel):

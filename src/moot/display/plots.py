@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from moot.runview import RunView
+from moot.display._run_view import RunView
 from moot.teams import DebateResult, ReflectionResult
 
 __all__ = [
