@@ -11,8 +11,8 @@ from autogen_agentchat.base import TerminationCondition
 
 from moot import Critique, Reflection, RoleAgent, role
 from moot.arbiters import Arbiter, ExpertAssessment, Verdict
-from moot.hooks import TeamHooks
 from moot.roles import Opening
+from moot.store import TeamHooks
 from moot.teams import Debate
 from moot.testing import ScriptedModel
 from tests.leftovers import LeftoverWatch

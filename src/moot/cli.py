@@ -36,20 +36,25 @@ from moot._extras import require
 from moot._usage_errors import OneLineCommand, OneLineGroup
 from moot.arbiters import load_arbiter
 from moot.catalog import Entry, entries
-from moot.console import catalog_table, render_calls, render_message, render_result, render_run, runs_table
+from moot.display import (
+    RunView,
+    TurnCalls,
+    calls_by_turn,
+    catalog_table,
+    completed_rounds,
+    prompts_document,
+    read_trace,
+    render_calls,
+    render_message,
+    render_result,
+    render_run,
+    run_view,
+    runs_table,
+)
 from moot.errors import ConfigError
 from moot.harness._cli import compare
 from moot.models import SPEC_FORM, refusal
 from moot.roles import known_roles, role, role_origin
-from moot.runview import (
-    RunView,
-    TurnCalls,
-    calls_by_turn,
-    completed_rounds,
-    prompts_document,
-    read_trace,
-    run_view,
-)
 from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStore, resumable_state
 from moot.teams import AnswerOnce, ConsoleFeedback, Feedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
@@ -261,7 +266,7 @@ def _calls(view: RunView, store: str | None) -> list[TurnCalls]:
 
 def _save_plot(view: RunView, path: str) -> Path:
     require("plot", "moot show --plot")
-    from moot.plots import plot_run, save_figure
+    from moot.display.plots import plot_run, save_figure
 
     if not view.rounds:
         raise ConfigError(f"run {view.run.id} has no rounds to plot yet (status {view.run.status})")

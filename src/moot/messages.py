@@ -1,4 +1,5 @@
-"""moot's own AutoGen message types (round, step, tool and human-feedback events, draft tagging) and a factory.
+"""moot's own AutoGen message types (round, step, tool and human-feedback events, draft tagging), a factory,
+and the one rule that says which round a message of a transcript belongs to.
 
 :data:`MESSAGE_TYPES` lists every message type a moot team emits. AutoGen's
 group chats accept only registered types, and (as of autogen-agentchat 0.7)
@@ -10,7 +11,8 @@ through AutoGen's own ``custom_message_types=MESSAGE_TYPES``.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
 
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StructuredMessage
 
@@ -22,6 +24,7 @@ __all__ = [
     "DRAFT",
     "FEEDBACK_ACTIONS",
     "MESSAGE_TYPES",
+    "ROUND",
     "HumanFeedbackGiven",
     "HumanFeedbackRequested",
     "RoundCompleted",
@@ -29,6 +32,8 @@ __all__ = [
     "ToolExecuted",
     "TurnFailed",
     "message_factory",
+    "messages_by_round",
+    "round_numbers",
 ]
 
 DRAFT = "draft"
@@ -158,3 +163,55 @@ def message_factory() -> MessageFactory:
     for message_type in MESSAGE_TYPES:
         factory.register(message_type)
     return factory
+
+
+# ------------------------------------------------------------ rounds of a transcript
+# A reflection rebuilds its rounds from drafts and critiques (teams/_reflection.py), a debate from
+# positions (teams/_debate_records.py), and ``moot show`` groups stored turns per round
+# (display/_run_view.py). All three number the messages here, so a turn is never in one round on
+# screen and in another in the team's state.
+
+ROUND = "round"
+"""The kind of a ``RoundCompleted`` event in :func:`round_numbers`."""
+_OUTSIDE = frozenset({"task", "verdict"})
+"""Kinds that belong to no round: the task before them, a ruling after them."""
+
+
+def round_numbers(marks: Iterable[tuple[str, int | None]]) -> list[int | None]:
+    """The round of each message, given its kind and the round it names (None when it names none).
+
+    A ``RoundCompleted`` is in the round it closes and opens the next; a message
+    that names its round (``metadata["round"]``) is in that round; any other is in
+    the current round (the last one named, else the one after the last closed);
+    the task and a verdict are in none (None).
+    """
+    numbers: list[int | None] = []
+    current = 1
+    for kind, named in marks:
+        number: int | None
+        if kind in _OUTSIDE:
+            number = None
+        elif kind == ROUND and named is not None:
+            number, current = named, named + 1
+        else:
+            number = current = named if named is not None else current
+        numbers.append(number)
+    return numbers
+
+
+def messages_by_round(transcript: Sequence[Any]) -> dict[int, list[Any]]:
+    """A team's transcript (AutoGen messages) grouped per round, rounds in order; the task and verdict left out."""
+    marks = [_mark(index, message) for index, message in enumerate(transcript)]
+    grouped: dict[int, list[Any]] = {}
+    for message, number in zip(transcript, round_numbers(marks), strict=True):
+        if number is not None:
+            grouped.setdefault(number, []).append(message)
+    return dict(sorted(grouped.items()))
+
+
+def _mark(index: int, message: Any) -> tuple[str, int | None]:
+    if isinstance(message, RoundCompleted):
+        return ROUND, message.round
+    metadata = getattr(message, "metadata", {})
+    kind = metadata.get("moot_kind") or ("task" if index == 0 and message.source == "user" else "")
+    return str(kind), int(metadata["round"]) if "round" in metadata else None

@@ -12,10 +12,9 @@ from typer.testing import CliRunner
 from moot import ConfigError, MalformedOutputError, ModelSpec, Reflection, RoleAgent, role
 from moot.cli import app
 from moot.conditions import CostBudget, MaxRounds, TokenBudget
-from moot.console import render_calls
+from moot.display import model_calls, render_calls
 from moot.messages import TurnFailed
 from moot.models import Meter
-from moot.runview import model_calls
 from moot.store import RunStore
 from moot.testing import ScriptedModel, count_words
 from tests.conftest import make_critique, make_debate, make_position, make_reflection

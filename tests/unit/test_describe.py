@@ -1,4 +1,5 @@
-"""Results are described once (``_describe.py``, ``_blocks.py``): every renderer shows the same description."""
+"""Results are described once (``display/_describe.py``, ``display/blocks.py``): every renderer shows the same
+description."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from autogen_agentchat.messages import StructuredMessage
 from pydantic import BaseModel
 from rich.console import Console
 
-from moot._describe import describe, describe_data
-from moot._result_blocks import transcript_rows
 from moot.arbiters import ExpertAssessment, Verdict
-from moot.console import render_message
+from moot.display import render_message
+from moot.display._describe import describe, describe_data
+from moot.display._result_blocks import transcript_rows
+from moot.display._run_view import _structured_text
 from moot.harness.reports._render import markdown, page
 from moot.harness.reports._report import ArmSummary, PairSummary, Report
 from moot.roles import Critique, Position
-from moot.runview import _structured_text
 
 CRITIQUE = Critique(
     reasoning="The function works for ints.",
@@ -114,12 +115,12 @@ def test_markdown_and_html_reports_hold_the_same_numbers_and_words():
 
 
 @pytest.mark.parametrize("kind", ["reflection", "debate"])
-async def test_rich_print_of_a_result_is_what_moot_run_prints(kind):
-    """``rich.print(result)`` used to dump the whole dataclass (hundreds of lines of fields): a result renders
-    itself as the terminal shows it, once (moot run prints it the same way)."""
+async def test_the_renderable_of_a_result_is_what_moot_run_prints(kind):
+    """``rich.print(result)`` dumps the whole dataclass (hundreds of lines of fields): ``result_renderable``
+    shows a result as the terminal does, once (moot run prints it the same way)."""
     from moot import ModelSpec, Reflection, RoleAgent, role
     from moot.conditions import MaxRounds
-    from moot.console import render_result
+    from moot.display import render_result, result_renderable
     from moot.teams import Debate
 
     spec = ModelSpec.parse("scripted:deterministic")
@@ -130,7 +131,7 @@ async def test_rich_print_of_a_result_is_what_moot_run_prints(kind):
         team = Debate(experts, RoleAgent(role("arbiter"), spec), stop=MaxRounds(1))
     result = await team.run(task="Sum a list.")
     printed, shown = Console(width=100, record=True), Console(width=100, record=True)
-    printed.print(result)
+    printed.print(result_renderable(result))
     render_result(shown, result)
     text = printed.export_text()
     assert "\nstop reason: max rounds: " in text and "tokens: " in text.splitlines()[-1]

@@ -19,9 +19,8 @@ from moot.harness.engine._calls import CallCache, ClientFactory, EndpointLimits
 from moot.harness.suites._examples import docstring_examples
 from moot.harness.suites._scorers import last_number
 from moot.models import ModelSpec
-from moot.programs import assemble_program, task_helpers
 from moot.roles import NUMBER
-from moot.sandbox import run_tests
+from moot.sandbox import assemble_program, run_tests, task_helpers
 from moot.scenario import RoleModels
 from tests.unit.test_harness_support import PromptModel
 

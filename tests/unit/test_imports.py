@@ -90,6 +90,13 @@ def test_entry_points_and_store_sit_on_no_cycle():
     assert "moot.teams" not in _reachable(graph, "moot.store"), "the run store must not load the teams"
 
 
+def test_results_never_import_presentation():
+    """A result is plain data; ``moot.display`` decides how it shows, dispatched on its type."""
+    graph = _unit_graph()
+    for unit in ("moot.teams", "moot.store", "moot.messages"):
+        assert "moot.display" not in _reachable(graph, unit), f"{unit} imports the presentation package"
+
+
 def _private_import(source: str, target: str) -> bool:
     """``target`` is a private module of a package other than ``source``'s."""
     parts = target.split(".")

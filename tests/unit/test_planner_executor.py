@@ -10,6 +10,7 @@ from autogen_agentchat.messages import StructuredMessage
 from pydantic import BaseModel, ConfigDict
 
 from moot.conditions import MaxSteps, NoProgress, TokenBudget
+from moot.display import result_markdown
 from moot.errors import ConfigError
 from moot.messages import StepFinished, ToolExecuted
 from moot.roles import Plan, RoleAgent, Step, StepResult, ToolCall, role
@@ -119,7 +120,7 @@ async def test_a_plan_runs_step_by_step_through_the_policy_to_completion(tmp_pat
 
     assert result.stop_reason == "plan completed: all 3 steps passed their checks"
     assert result.completed and not result.partial
-    shown = result._repr_markdown_()  # a notebook and moot run show the same blocks
+    shown = result_markdown(result)  # a notebook and moot run show the same blocks
     assert shown.startswith("#### PlannerExecutor · plan completed")
     assert "| 3 | run the program | passed |" in shown
     assert '| write_file | {"path": "hello.py", "content": "print(\'hello\')\\n"} | approved | yes |' in shown

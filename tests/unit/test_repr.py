@@ -1,17 +1,23 @@
-"""Results in Jupyter: ReflectionResult and DebateResult render as HTML and Markdown (same content)."""
+"""Results in Jupyter: ReflectionResult and DebateResult render as HTML and Markdown (same content).
+
+The results carry no ``_repr_html_``: ``moot.display`` registers IPython formatters for them (``_notebook.py``)."""
 
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from types import SimpleNamespace
 
 import pytest
+from IPython.core.formatters import DisplayFormatter
 from IPython.core.interactiveshell import InteractiveShell
 from rich.console import Console
 
-from moot._blocks import Note, Table
-from moot._result_blocks import debate_blocks, reflection_blocks
-from moot._rich_blocks import print_blocks
 from moot.conditions import Consensus, MaxRounds, ScoreThreshold
+from moot.display import load_ipython_extension, result_blocks, result_html, result_markdown
+from moot.display._notebook import register_with_running_shell
+from moot.display._result_blocks import debate_blocks, reflection_blocks
+from moot.display._rich_blocks import print_blocks
+from moot.display.blocks import Note, Table
 from moot.testing import ScriptedModel
 from tests.conftest import make_critique, make_debate, make_position, make_rebuttal, make_reflection, make_verdict
 
@@ -50,7 +56,7 @@ def section(markdown: str, caption: str) -> list[str]:
 
 async def test_reflection_markdown_shows_scores_verdicts_best_draft_tokens_and_transcript():
     result = await reflection_result()
-    markdown = result._repr_markdown_()
+    markdown = result_markdown(result)
     assert markdown.startswith("#### Reflection · 2 round(s)\n\n**stop reason:** quality threshold: score 91 >= 85")
     r1, r2 = (sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values()) for r in result.rounds)
     assert section(markdown, "scores per round") == [
@@ -80,7 +86,7 @@ async def test_reflection_markdown_shows_scores_verdicts_best_draft_tokens_and_t
 
 async def test_debate_markdown_shows_positions_per_round_agreement_and_verdict():
     result = await debate_result()
-    markdown = result._repr_markdown_()
+    markdown = result_markdown(result)
     assert section(markdown, "positions per round") == [
         "| expert | round 1 | round 2 |",
         "|---|---|---|",
@@ -126,29 +132,49 @@ class _Checker(HTMLParser):
 async def test_html_is_well_formed_escaped_and_says_what_markdown_says(make):
     result = await make()
     checker = _Checker()
-    checker.feed(result._repr_html_())
+    checker.feed(result_html(result))
     checker.close()
     assert checker.open == []
     text = "".join(checker.text)
     assert result.stop_reason in text
     assert "tokens" in text and "transcript" in text
-    assert "<b>|</b>" not in result._repr_html_()  # model output is escaped, never markup
+    assert "<b>|</b>" not in result_html(result)  # model output is escaped, never markup
 
 
 async def test_a_partial_result_is_flagged_in_both_renderings():
     result = await reflection_result(critic_tail="not json at all")
     assert result.partial
-    assert '<p style="color:#b00020"><b>partial result:</b>' in result._repr_html_()
-    assert "> **partial result:** the run ended on a fault" in result._repr_markdown_()
-    assert "latest draft (unscored)" not in result._repr_markdown_()  # round 1 was scored: it is the best so far
+    assert '<p style="color:#b00020"><b>partial result:</b>' in result_html(result)
+    assert "> **partial result:** the run ended on a fault" in result_markdown(result)
+    assert "latest draft (unscored)" not in result_markdown(result)  # round 1 was scored: it is the best so far
 
 
 @pytest.mark.parametrize("make", [reflection_result, debate_result])
 async def test_jupyter_picks_up_both_representations(make):
+    """In a kernel the shell runs before ``moot.display`` is imported, and the import registers the formatters."""
     result = await make()
-    data, _ = InteractiveShell.instance().display_formatter.format(result)
+    shell = InteractiveShell.instance()
+    register_with_running_shell()  # what importing moot.display does inside a running shell
+    data, _ = shell.display_formatter.format(result)
     assert {"text/html", "text/markdown", "text/plain"} <= set(data)
-    assert data["text/markdown"] == result._repr_markdown_()
+    assert data["text/markdown"] == result_markdown(result)
+    assert data["text/html"] == result_html(result)
+
+
+async def test_load_ext_teaches_a_shell_started_later():
+    """``%load_ext moot.display`` calls ``load_ipython_extension``; the result itself carries no ``_repr_html_``."""
+    result = await reflection_result()
+    shell = SimpleNamespace(display_formatter=DisplayFormatter())
+    assert "text/html" not in shell.display_formatter.format(result)[0]
+    load_ipython_extension(shell)
+    data, _ = shell.display_formatter.format(result)
+    assert data["text/html"] == result_html(result) and data["text/markdown"] == result_markdown(result)
+
+
+async def test_a_result_is_described_by_the_function_registered_on_its_type():
+    reflection, debate = await reflection_result(), await debate_result()
+    assert result_blocks(reflection) == reflection_blocks(reflection)
+    assert result_blocks(debate) == debate_blocks(debate)
 
 
 @pytest.mark.parametrize("make", [reflection_result, debate_result])

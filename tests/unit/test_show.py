@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from moot.cli import app
 from moot.conditions import Consensus, MaxRounds, ScoreThreshold
-from moot.runview import SHOW_SCHEMA, run_view
+from moot.display import SHOW_SCHEMA, run_view
 from moot.store import RunStore
 from moot.testing import ScriptedModel
 from moot.tracing import default_trace_dir
@@ -231,7 +231,7 @@ async def test_plot_saves_a_png_for_reflection_and_debate(tmp_path, monkeypatch)
 
 
 async def test_the_plot_shows_score_or_agreement_per_round():
-    from moot.plots import plot_run, series_from_view
+    from moot.display.plots import plot_run, series_from_view
 
     reflection_id, _, _ = await reflection_run()
     debate_id, _ = await debate_run()

@@ -11,10 +11,9 @@ from autogen_core import CancellationToken
 from moot import Critique, Reflection, RoleAgent, role
 from moot.conditions import MaxRounds, ScoreThreshold
 from moot.errors import ConfigError, ToolFaultError
-from moot.programs import extract_code
 from moot.roles import render_prompt
 from moot.roles._test_critic import TestCritic, TestCriticConfig, to_critique
-from moot.sandbox import SandboxLimits, SandboxResult, SandboxStatus, run_tests
+from moot.sandbox import SandboxLimits, SandboxResult, SandboxStatus, extract_code, run_tests
 from moot.testing import ScriptedModel
 
 TASK = "Write slugify(s): lowercase, words joined by single hyphens, no leading or trailing hyphens."

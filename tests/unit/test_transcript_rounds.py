@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from autogen_agentchat.messages import StructuredMessage, TextMessage
 
-from moot._transcript_rounds import ROUND, messages_by_round, round_numbers
-from moot.messages import RoundCompleted
+from moot.messages import ROUND, RoundCompleted, messages_by_round, round_numbers
 from tests.conftest import make_critique
 
 

@@ -1,7 +1,6 @@
 """Arbiters: the Verdict schema, the Arbiter protocol, majority and confidence-weighted votes, arbiter files,
 the program vote of a code debate, and answer normalisation."""
 
-from moot._verdict import ExpertAssessment, Verdict
 from moot.arbiters._answers import agreement, modal_answer, normalise_answer
 from moot.arbiters._arbiter_files import VOTES, ArbiterSpec, known_arbiters, load_arbiter
 from moot.arbiters._majority import MajorityVote, majority_answer
@@ -9,6 +8,7 @@ from moot.arbiters._programs import Candidate, Evidence, ProgramRuling, ProgramV
 from moot.arbiters._protocol import Arbiter, RoundsArbiter
 from moot.arbiters._rounds_vote import RoundsVote
 from moot.arbiters._weighted import WeightedVote
+from moot.roles import ExpertAssessment, Verdict
 
 __all__ = [
     "VOTES",

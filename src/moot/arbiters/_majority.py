@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot._verdict import Verdict
 from moot.arbiters._answers import modal_answer, normalise_answer
 from moot.arbiters._tally import vote_verdict
-from moot.roles import Position
+from moot.roles import Position, Verdict
 
 __all__ = ["MajorityVote", "majority_answer"]
 

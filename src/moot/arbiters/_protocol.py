@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from moot._verdict import Verdict
-from moot.roles import Position
+from moot.roles import Position, Verdict
 
 __all__ = ["Arbiter", "RoundsArbiter"]
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot._verdict import ExpertAssessment, Verdict
 from moot.arbiters._answers import normalise_answer
-from moot.roles import Position
+from moot.roles import ExpertAssessment, Position, Verdict
 
 __all__ = ["vote_verdict"]
 

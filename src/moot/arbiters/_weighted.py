@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from moot._verdict import Verdict
 from moot.arbiters._answers import normalise_answer
 from moot.arbiters._tally import vote_verdict
-from moot.roles import Position
+from moot.roles import Position, Verdict
 
 __all__ = ["WeightedVote"]
 

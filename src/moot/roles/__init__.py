@@ -25,6 +25,7 @@ from moot.roles._registry import (
 from moot.roles._role import Role
 from moot.roles._role_models import ModelsFor, RoleModels, parse_model_options, role_models
 from moot.roles._test_critic import TestCritic, TestCriticConfig, failure_lines, run_sandbox
+from moot.roles._verdict import ExpertAssessment, Verdict
 
 __all__ = [
     "ARBITER",
@@ -37,6 +38,7 @@ __all__ = [
     "OPS",
     "PLANNER",
     "Critique",
+    "ExpertAssessment",
     "ModelsFor",
     "Opening",
     "Plan",
@@ -51,6 +53,7 @@ __all__ = [
     "TestCritic",
     "TestCriticConfig",
     "ToolCall",
+    "Verdict",
     "built_in_role",
     "claims_of",
     "custom_role",

@@ -24,13 +24,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot._verdict import Verdict
 from moot.catalog import read_document
 from moot.models import ModelSpec
 from moot.roles._critique import Critique
 from moot.roles._plan import Plan
 from moot.roles._position import Position
 from moot.roles._role import Role, expert_role, persona_role
+from moot.roles._verdict import Verdict
 
 __all__ = ["OUTPUTS", "RoleFile", "load_role_file"]
 

@@ -27,7 +27,6 @@ from autogen_core import CancellationToken, Component
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.errors import ConfigError, ToolFaultError
-from moot.programs import extract_code
 from moot.roles._critique import Critique
 from moot.sandbox import (
     Outcome,
@@ -36,6 +35,7 @@ from moot.sandbox import (
     SandboxRunner,
     SandboxStatus,
     TestResult,
+    extract_code,
     run_in_thread,
     run_tests,
     validate_tests,

@@ -5,11 +5,20 @@ tests and calls into the code over a channel of plain data (``_wire.py``); both 
 (``_confine.py``). ``run_tests`` is the entry point; the result separates the code's faults from the
 sandbox's own. From async code, ``run_in_thread`` runs it so that cancelling the caller ends the run's
 processes at once (``_cancel.py``). Agent tools that use it live in :mod:`moot.tools`.
+Which program a model reply stands for (its code, assembled onto the task's stub) is decided once, in
+``_programs.py``, for every caller that runs or scores a reply.
 """
 
 from moot.sandbox._cancel import SandboxCancelled, run_in_thread
 from moot.sandbox._limits import SandboxLimits
 from moot.sandbox._probe import probe_signature, probe_test
+from moot.sandbox._programs import (
+    assemble_program,
+    extract_code,
+    program_of,
+    task_helpers,
+    without_scaffolding,
+)
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus, SandboxStep, TestResult, label_for
 from moot.sandbox._sandbox import SandboxRunner, run_tests, validate_tests
 
@@ -22,10 +31,15 @@ __all__ = [
     "SandboxStatus",
     "SandboxStep",
     "TestResult",
+    "assemble_program",
+    "extract_code",
     "label_for",
     "probe_signature",
     "probe_test",
+    "program_of",
     "run_in_thread",
     "run_tests",
+    "task_helpers",
     "validate_tests",
+    "without_scaffolding",
 ]

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from moot.errors import LeaseLostError
-from moot.hooks import RunInfo, TeamHooks
+from moot.store._hooks import RunInfo, TeamHooks
 from moot.store._lease import LEASE_SECONDS
 from moot.store._store import RunStore
 

@@ -1,6 +1,6 @@
 """Team topologies; each is an AutoGen Team (run, run_stream, reset, save_state/load_state)."""
 
-from moot.hooks import RunInfo, TeamHooks
+from moot.store import RunInfo, TeamHooks
 from moot.teams._base import MootTeam
 from moot.teams._code_debate import CodeDebate, CodeDebateConfig, default_code_debate_stop
 from moot.teams._code_debate_records import CodeChoice, CodeDebateMetrics, CodeDebateResult, CodeRound

@@ -28,9 +28,9 @@ from pydantic import BaseModel
 from moot._redact import redact
 from moot.conditions import bounded_stop
 from moot.errors import ConfigError, MalformedOutputError, ToolFaultError, TransientModelError
-from moot.hooks import RunInfo, TeamHooks
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted, message_factory
 from moot.roles import RoleAgent
+from moot.store import RunInfo, TeamHooks
 from moot.teams._human import (
     FINAL,
     ROUND,

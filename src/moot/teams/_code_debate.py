@@ -38,9 +38,8 @@ from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import MalformedOutputError
 from moot.messages import RoundCompleted
-from moot.programs import extract_code, without_scaffolding
 from moot.roles import RoleAgent, render_prompt
-from moot.sandbox import SandboxLimits, SandboxRunner, run_tests, validate_tests
+from moot.sandbox import SandboxLimits, SandboxRunner, extract_code, run_tests, validate_tests, without_scaffolding
 from moot.teams._base import Message, MootFault, MootTeam, checked_experts
 from moot.teams._code_debate_records import (
     CodeChoice,

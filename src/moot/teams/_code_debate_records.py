@@ -7,8 +7,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from moot._blocks import Block
-from moot._result_blocks import code_debate_blocks
 from moot.arbiters import Candidate, ProgramRuling, ProgramVote
 from moot.models import Meter
 from moot.teams._records import MootResult, Usage
@@ -108,9 +106,6 @@ class CodeDebateResult(MootResult):
         """The chosen program, as its author wrote it."""
         chosen = self.chosen
         return chosen.code if chosen is not None else None
-
-    def blocks(self) -> list[Block]:
-        return code_debate_blocks(self)
 
 
 class CodeDebateState(BaseModel):

@@ -11,9 +11,8 @@ import hashlib
 from collections.abc import Sequence
 
 from moot.arbiters import Evidence
-from moot.programs import program_of
 from moot.roles import failure_lines, run_sandbox
-from moot.sandbox import Outcome, SandboxLimits, SandboxResult, SandboxRunner, probe_signature, probe_test
+from moot.sandbox import Outcome, SandboxLimits, SandboxResult, SandboxRunner, probe_signature, probe_test, program_of
 
 __all__ = ["NO_OUTPUT", "program_evidence"]
 

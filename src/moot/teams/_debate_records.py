@@ -7,10 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from moot._blocks import Block
-from moot._result_blocks import debate_blocks
-from moot._transcript_rounds import messages_by_round
 from moot.arbiters import Verdict, agreement, majority_answer, modal_answer, normalise_answer
+from moot.messages import messages_by_round
 from moot.models import Meter
 from moot.roles import Position
 from moot.teams._records import MootResult, Usage, add_usage
@@ -152,9 +150,6 @@ class DebateResult(MootResult):
     @property
     def usage_per_round(self) -> list[Usage]:
         return [r.usage for r in self.rounds]
-
-    def blocks(self) -> list[Block]:
-        return debate_blocks(self)
 
 
 class DebateState(BaseModel):

@@ -8,8 +8,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from moot._blocks import Block
-from moot._result_blocks import plan_blocks
 from moot.roles import Step, ToolCall
 from moot.teams._records import MootResult, Usage
 from moot.tools import AuditRecord, AuditTrail
@@ -96,9 +94,6 @@ class PlannerExecutorResult(MootResult):
         """The output of the last step that passed, the plan's product when it is complete."""
         passed = [s for s in self.steps if s.passed]
         return passed[-1].output if passed else None
-
-    def blocks(self) -> list[Block]:
-        return plan_blocks(self)
 
 
 def check_outcome(step: Step, record: AuditRecord) -> tuple[bool | None, str]:

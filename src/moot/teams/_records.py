@@ -9,13 +9,7 @@ from autogen_agentchat.base import TaskResult
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core.models import RequestUsage
 from pydantic import BaseModel, Field
-from rich.console import Group, RenderableType
-from rich.text import Text
 
-from moot._blocks import Block, to_markdown
-from moot._meter_text import meter_line
-from moot._result_blocks import html_result, result_blocks
-from moot._rich_blocks import to_rich
 from moot.errors import MalformedOutputError
 from moot.messages import TurnFailed
 from moot.models import Meter, meter_metadata, metered
@@ -25,7 +19,11 @@ Usage = dict[str, Meter]
 
 
 class MootResult(TaskResult):
-    """What every moot team's result carries beyond AutoGen's TaskResult."""
+    """What every moot team's result carries beyond AutoGen's TaskResult.
+
+    Plain data: how a result shows (terminal, Jupyter) is ``moot.display``'s business, decided there on the
+    result's type, so no result imports the presentation package.
+    """
 
     run_id: str | None = None
     """The run in the store (``moot show RUN_ID``) and its trace id; None for a team with recording off."""
@@ -33,20 +31,6 @@ class MootResult(TaskResult):
     """Logical tokens per agent: every call, failed attempts and cache hits included."""
     tokens: Meter = Field(default_factory=Meter)
     """The task's calls and tokens in all, logical and billed, and what the billed ones cost."""
-
-    def blocks(self) -> list[Block]:
-        """What this result shows (``moot._result_blocks``), in a notebook and in the terminal alike."""
-        return result_blocks(self)
-
-    def _repr_html_(self) -> str:
-        return html_result(self.blocks())
-
-    def _repr_markdown_(self) -> str:
-        return to_markdown(self.blocks())
-
-    def __rich__(self) -> RenderableType:
-        """``rich.print(result)`` shows what ``moot run`` prints for it, not the fields of the dataclass."""
-        return Group(*to_rich(self.blocks()), Text.from_markup(meter_line(self.tokens)))
 
     @property
     def cost_usd(self) -> float | None:

@@ -15,12 +15,9 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextM
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
-from moot._blocks import Block
-from moot._result_blocks import reflection_blocks
-from moot._transcript_rounds import messages_by_round
 from moot.conditions import default_stop
 from moot.errors import MalformedOutputError
-from moot.messages import DRAFT, RoundCompleted
+from moot.messages import DRAFT, RoundCompleted, messages_by_round
 from moot.roles import Critique, render_prompt
 from moot.teams._base import Message, MootFault, MootTeam
 from moot.teams._records import MootResult, Usage, add_usage, fingerprint, total_usage
@@ -65,9 +62,6 @@ class ReflectionResult(MootResult):
     def answer(self) -> str | None:
         """The answer to use: the best-scoring draft, else the latest (unscored) draft."""
         return self.best.draft if self.best else self.latest_draft
-
-    def blocks(self) -> list[Block]:
-        return reflection_blocks(self)
 
 
 class ReflectionState(BaseModel):

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from moot._blocks import Block, Bullets, Heading, Image, Note, Paragraph, to_html, to_markdown
-from moot._blocks import Table as BlockTable
+from moot.display.blocks import Block, Bullets, Heading, Image, Note, Paragraph, to_html, to_markdown
+from moot.display.blocks import Table as BlockTable
 from moot.harness.reports._report import ROUNDED_ARMS, ArmSummary, PairSummary, Report, first_round_name
 
 __all__ = ["Tables", "document", "markdown", "page", "pairs_table", "rounds_table", "tables", "terminal_table"]

@@ -19,9 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot.arbiters import normalise_answer
 from moot.errors import ConfigError, ToolFaultError
 from moot.harness.suites._items import CodeTask, Item, Score, ScoreContext
-from moot.programs import assemble_program, task_helpers
 from moot.roles import Role, register_role
-from moot.sandbox import SandboxLimits, SandboxStatus, label_for, run_in_thread
+from moot.sandbox import SandboxLimits, SandboxStatus, assemble_program, label_for, run_in_thread, task_helpers
 
 __all__ = ["CodeTests", "ExactMatch", "Judgement", "LLMJudge", "NumericMatch", "OptionMatch", "RegexMatch"]
 

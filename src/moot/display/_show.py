@@ -1,4 +1,4 @@
-"""Live rendering of a team's stream in the terminal (rich); results as ``_result_blocks.py`` describes them."""
+"""``moot show`` in the terminal: a stored run replayed as it streamed, its rounds and tokens, its model calls."""
 
 from __future__ import annotations
 
@@ -6,137 +6,23 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from autogen_agentchat.base import TaskResult
-from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, MessageFactory, StructuredMessage
+from autogen_agentchat.messages import MessageFactory
 from pydantic import ValidationError
-from rich.console import Console, Group
-from rich.markdown import Markdown
+from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from moot._describe import Description, Tone, describe
-from moot._meter_text import meter_line, usd
-from moot._result_blocks import draft_label
-from moot.messages import (
-    HumanFeedbackGiven,
-    HumanFeedbackRequested,
-    RoundCompleted,
-    StepFinished,
-    ToolExecuted,
-    message_factory,
-)
-from moot.runview import RunView, TurnCalls, TurnView
-from moot.store import RunRecord
-from moot.teams import MootResult, ReflectionRound
+from moot.display._console import render_message
+from moot.display._meter_text import meter_line
+from moot.display._model_calls import TurnCalls
+from moot.display._result_blocks import draft_label
+from moot.display._run_view import RunView, TurnView
+from moot.display._tables import scenario_name
+from moot.messages import message_factory
+from moot.teams import ReflectionRound
 
-__all__ = ["render_calls", "render_message", "render_result", "render_run", "runs_table"]
-
-
-def render_message(console: Console, message: BaseAgentEvent | BaseChatMessage) -> None:
-    """Print one streamed message: drafts as markdown, critiques, positions and verdicts as panels, rounds as rules."""
-    described = describe(message.content) if isinstance(message, StructuredMessage) else None
-    if isinstance(message, RoundCompleted):
-        console.rule(Text(message.to_text(), style="dim"))
-    elif described is not None:
-        console.print(description_panel(message.source, described))
-    elif isinstance(message, ToolExecuted | StepFinished | HumanFeedbackRequested | HumanFeedbackGiven):
-        console.print(Text(message.to_text(), style="dim"))
-    elif isinstance(message, BaseChatMessage):
-        title = "task" if message.source == "user" else message.source
-        console.print(Panel(Markdown(message.to_text()), title=title, title_align="left", border_style="cyan"))
-
-
-_STYLES: dict[Tone, str] = {
-    "plain": "",
-    "dim": "dim",
-    "good": "green",
-    "warn": "yellow",
-    "accent": "cyan",
-    "info": "blue",
-    "strong": "bold green",
-}
-
-
-def description_panel(source: str, described: Description) -> Panel:
-    """A described result as a panel: the headline with bold labels, then its lines, each in its tone."""
-    head: list[tuple[str, str]] = []
-    for index, field in enumerate(described.head):
-        head += [(("  " if index else "") + f"{field.label} ", "bold" if field.tone != "dim" else "dim")]
-        head += [(field.value, _STYLES[field.tone])]
-    body = [Text.assemble(*head), *(Text(line.text, style=_STYLES[line.tone]) for line in described.lines)]
-    title = f"verdict ({source})" if described.kind == "verdict" else source
-    return Panel(Group(*body), title=title, title_align="left", border_style=_STYLES[described.tone])
-
-
-WIDE_RUNS_TABLE = 110
-"""Terminal columns from which ``moot runs`` shows every column side by side."""
-
-
-def runs_table(records: list[RunRecord], rounds: Mapping[str, int] | None = None, width: int = 200) -> Table:
-    """Recent runs; ``rounds`` (completed rounds per run id) adds a rounds column.
-
-    Run ids stay whole (they are copied into ``moot show`` / ``moot resume``). Below
-    :data:`WIDE_RUNS_TABLE` columns the team, turns and start time are left out and the
-    stop reason wraps under the id, so no column is squeezed to a few characters.
-    """
-    wide = width >= WIDE_RUNS_TABLE
-    columns = ["id", "scenario", "team", "status", "stop reason", "rounds", "turns", "tokens", "started"]
-    if not wide:
-        columns = ["id", "scenario", "status", "rounds", "tokens"]
-    if rounds is None:
-        columns.remove("rounds")
-    table = Table(title="runs (newest first)", show_edge=False)
-    for column in columns:
-        table.add_column(
-            column, overflow="fold", no_wrap=wide and column == "id", min_width=32 if column == "id" else None
-        )
-    for r in records:
-        reason = r.stop_reason or r.error or "-"
-        cells = {
-            "id": r.id if wide else Text.assemble(r.id, "\n", (reason, "dim")),
-            "scenario": scenario_name(r),
-            "team": r.team,
-            "status": r.status,
-            "stop reason": reason,
-            "rounds": str((rounds or {}).get(r.id, 0)),
-            "turns": str(r.turns),
-            "tokens": _tokens_cell(r),
-            "started": r.created_at[:19].replace("T", " "),
-        }
-        table.add_row(*(cells[c] for c in columns))
-    return table
-
-
-def _tokens_cell(r: RunRecord) -> str:
-    """Logical tokens, and the run's cost when its prices are known."""
-    cost = f" · {usd(r.tokens.cost)}" if r.tokens.cost else ""
-    return f"{r.tokens.total_tokens}{cost}"
-
-
-def catalog_table(kind: str, rows: list[tuple[str, str, str]]) -> Table:
-    """A catalog listing (``moot roles`` ...): name, description, and where each entry comes from."""
-    table = Table(title=kind, show_edge=False)
-    for column in ("name", "description", "from"):
-        table.add_column(column, overflow="fold", no_wrap=column == "name")
-    for row in rows:
-        table.add_row(*row)
-    return table
-
-
-def scenario_name(record: RunRecord) -> str:
-    name = (record.scenario or "-").rsplit("/", 1)[-1]
-    return name.rsplit(".", 1)[0] if name.endswith((".py", ".yaml", ".yml")) else name
-
-
-def render_result(console: Console, result: TaskResult) -> None:
-    """Print the outcome as a notebook shows it (each result's ``blocks()``, see ``_result_blocks.py``), then
-    the run's tokens and cost; a result from outside moot shows its stop reason."""
-    console.rule("[bold]result")
-    if not isinstance(result, MootResult):
-        console.print(f"[bold]stop reason:[/] {result.stop_reason}")
-        return
-    console.print(result)  # MootResult.__rich__: its blocks, then its tokens and cost
+__all__ = ["render_calls", "render_run", "returned_label", "round_tokens_table", "rounds_table", "sampling_line"]
 
 
 def returned_label(result: Mapping[str, Any] | None) -> str | None:
@@ -148,7 +34,6 @@ def returned_label(result: Mapping[str, Any] | None) -> str | None:
     return draft_label(best.round if best else None, best.score if best else None)
 
 
-# ------------------------------------------------------------------ moot show
 def render_run(console: Console, view: RunView) -> None:
     """A stored run: header, the transcript as it streamed, the rounds, the tokens per round, the stop."""
     run = view.run

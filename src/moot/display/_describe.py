@@ -1,8 +1,8 @@
 """What a critique, a position and a verdict say, described once for every place that shows them.
 
-Each result type has one function here that turns it into a :class:`Description`:
-a headline of labelled fields and the lines under it, each with a tone. The rich
-console (``console.py``), the plain text of ``moot show`` (``runview.py``) and the
+Each answer type has one function here, registered on its type, that turns it into a
+:class:`Description`: a headline of labelled fields and the lines under it, each with a tone.
+The rich console (``_console.py``), the plain text of ``moot show`` (``_run_view.py``) and the
 notebook transcript (``_result_blocks.py``) only lay a description out, so a field added or
 reworded here shows the same way in all of them.
 """
@@ -10,12 +10,12 @@ reworded here shows the same way in all of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import singledispatch
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from moot.arbiters import Verdict
-from moot.roles import Critique, Position
+from moot.roles import Critique, Position, Verdict
 
 __all__ = ["Description", "Field", "Line", "Tone", "describe", "describe_data"]
 
@@ -62,14 +62,9 @@ class Description:
         return f"{self.headline()}: {rest}" if rest else self.headline()
 
 
+@singledispatch
 def describe(content: object) -> Description | None:
-    """The description of a critique, position or verdict; None for anything else."""
-    if isinstance(content, Critique):
-        return _critique(content)
-    if isinstance(content, Position):
-        return _position(content)
-    if isinstance(content, Verdict):
-        return _verdict(content)
+    """The description of a critique, position or verdict (each registered below); None for anything else."""
     return None
 
 
@@ -91,6 +86,7 @@ def describe_data(kind: str, data: dict[str, Any]) -> Description | None:
         return None
 
 
+@describe.register(Critique)
 def _critique(critique: Critique) -> Description:
     tone: Tone = "good" if critique.verdict == "accept" else "warn"
     head = (Field("score", str(critique.score), tone), Field("verdict", critique.verdict, tone))
@@ -100,6 +96,7 @@ def _critique(critique: Critique) -> Description:
     return Description("critique", head, tuple(lines), tone)
 
 
+@describe.register(Position)
 def _position(position: Position) -> Description:
     head = (Field("answer", position.answer, "accent"), Field("confidence", f"{position.confidence:.2f}", "dim"))
     lines = []
@@ -113,6 +110,7 @@ def _position(position: Position) -> Description:
     return Description("position", head, tuple(lines), "info")
 
 
+@describe.register(Verdict)
 def _verdict(verdict: Verdict) -> Description:
     head = (Field("decision", verdict.decision, "strong"), Field("confidence", f"{verdict.confidence:.2f}", "dim"))
     lines = [Line(verdict.rationale)]

@@ -12,12 +12,16 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from moot._extras import require
 
-from moot.runview import RunView
-from moot.teams import DebateResult, ReflectionResult
+require("plot", "moot.display.plots (charts of a run)")  # one line naming the extra, before matplotlib is imported
+
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from moot.display._run_view import RunView  # noqa: E402
+from moot.teams import DebateResult, ReflectionResult  # noqa: E402
 
 __all__ = [
     "RoundSeries",

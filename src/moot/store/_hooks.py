@@ -3,8 +3,8 @@
 Subclass :class:`TeamHooks` and override what you need; every method is a
 no-op by default. Hooks see moot's own records (message dumps, state dicts),
 so a hook never needs to know AutoGen's types. The module imports nothing
-from moot, so the run store (``moot.store``) implements hooks without loading
-any team.
+from moot; it lives with the run store, whose RunRecorder implements it, so
+the store never loads a team (``moot.teams`` re-exports both names).
 """
 
 from __future__ import annotations

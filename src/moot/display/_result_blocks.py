@@ -1,41 +1,38 @@
-"""What each team's result shows, described once as document blocks (``_blocks.py``).
+"""What each team's result shows, described once as document blocks (``blocks.py``).
 
-The blocks (headings, notes, tables, collapsible text) are written as HTML and
-Markdown for Jupyter (``_repr_html_`` / ``_repr_markdown_``) and as rich
-renderables for the terminal (``_rich_blocks.py``, ``moot run``), so a notebook
-and the console show the same thing.
+``result_blocks`` dispatches on the result's type: the function that describes each team's
+result is registered here on that result's class, so the results stay plain data and never
+import this package. The blocks are written as HTML and Markdown for Jupyter and as rich renderables
+for the terminal (``_result_forms.py``), so a notebook and ``moot run`` show the same thing.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from functools import singledispatch
 
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StructuredMessage
 
-from moot._blocks import Block, Fold, Heading, Note, Table, to_html
-from moot._describe import describe
+from moot.display._describe import describe
+from moot.display.blocks import Block, Fold, Heading, Note, Table
 from moot.messages import RoundCompleted
 from moot.models import Meter
 from moot.roles import Position
-
-if TYPE_CHECKING:
-    from moot.teams import (
-        CodeChoice,
-        CodeDebateResult,
-        DebateResult,
-        MootResult,
-        PlannerExecutorResult,
-        ReflectionResult,
-        Usage,
-    )
+from moot.teams import (
+    CodeChoice,
+    CodeDebateResult,
+    DebateResult,
+    MootResult,
+    PlannerExecutorResult,
+    ReflectionResult,
+    Usage,
+)
 
 __all__ = [
     "code_debate_blocks",
     "debate_blocks",
     "draft_label",
-    "html_result",
     "plan_blocks",
     "reflection_blocks",
     "result_blocks",
@@ -47,6 +44,15 @@ PREVIEW = 110
 
 
 # ----------------------------------------------------------------- contents
+@singledispatch
+def result_blocks(result: MootResult) -> list[Block]:
+    """What a result shows; this is any team's result whose type registered nothing: its stop reason,
+    tokens and transcript."""
+    blocks = _opening(type(result).__name__, result)
+    return [*blocks, usage_table(result.usage), _transcript(result.messages)]
+
+
+@result_blocks.register(ReflectionResult)
 def reflection_blocks(result: ReflectionResult) -> list[Block]:
     best = result.best
     blocks = _opening(
@@ -68,12 +74,7 @@ def reflection_blocks(result: ReflectionResult) -> list[Block]:
     return [*blocks, usage_table(result.usage), _transcript(result.messages)]
 
 
-def result_blocks(result: MootResult) -> list[Block]:
-    """Any other team's result: its stop reason, tokens and transcript."""
-    blocks = _opening(type(result).__name__, result)
-    return [*blocks, usage_table(result.usage), _transcript(result.messages)]
-
-
+@result_blocks.register(PlannerExecutorResult)
 def plan_blocks(result: PlannerExecutorResult) -> list[Block]:
     """A planner-executor's plan with each step's status, and the audit trail of its tool calls."""
     state = "completed" if result.completed else "incomplete"
@@ -85,6 +86,7 @@ def plan_blocks(result: PlannerExecutorResult) -> list[Block]:
     return [*blocks, usage_table(result.usage), _transcript(result.messages)]
 
 
+@result_blocks.register(CodeDebateResult)
 def code_debate_blocks(result: CodeDebateResult) -> list[Block]:
     """A code debate: every candidate with its visible-test evidence, each round's moves, and the ruling."""
     blocks = _opening(f"Code debate · {len(result.rounds)} round(s)", result)
@@ -136,6 +138,7 @@ def draft_label(best_round: int | None, score: float | None) -> str:
     return "latest draft (unscored)"
 
 
+@result_blocks.register(DebateResult)
 def debate_blocks(result: DebateResult) -> list[Block]:
     blocks = _opening(f"Debate · {len(result.rounds)} round(s)", result)
     experts = list(dict.fromkeys(n for r in result.rounds for n in r.positions))
@@ -224,8 +227,3 @@ def _transcript(messages: Sequence[BaseAgentEvent | BaseChatMessage]) -> Table:
 def _preview(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
-
-
-def html_result(blocks: Sequence[Block]) -> str:
-    """A result's blocks as the HTML a notebook shows."""
-    return '<div class="moot-result">\n' + to_html(blocks) + "\n</div>"

@@ -1,8 +1,8 @@
-"""The arbiter's structured ruling.
+"""The arbiter's structured ruling, one of the answer schemas of roles (beside Critique, Position, Plan).
 
-It sits outside ``moot.roles`` and ``moot.arbiters`` because both need it: a role
-file may answer with a Verdict, and the arbiters rule with one. ``moot.arbiters``
-re-exports it.
+A role file may answer with a Verdict (an arbiter role) and the arbiters rule
+with one; it lives with the roles because ``moot.arbiters`` already builds on
+``moot.roles``, so both reach it without a cycle. ``moot.arbiters`` re-exports it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""A run's meter as the terminal shows it: one line of calls, tokens and cost (``moot run``, ``moot show``,
-``rich.print(result)``), below the teams and the console so both can use it."""
+"""A run's meter as the terminal shows it: one line of calls, tokens and cost (``moot run``, ``moot show``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The terminal writer of ``_blocks.py``: the same blocks a notebook shows, as rich renderables.
+"""The terminal writer of ``blocks.py``: the same blocks a notebook shows, as rich renderables.
 
 ``moot run`` prints a result through here and Jupyter through ``to_html`` /
 ``to_markdown``, so a result is described once (``_result_blocks.py``) and both show it.
@@ -16,7 +16,7 @@ from rich.panel import Panel
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from moot._blocks import Block, Bullets, Fold, Heading, Image, Note, Paragraph, Table
+from moot.display.blocks import Block, Bullets, Fold, Heading, Image, Note, Paragraph, Table
 
 __all__ = ["print_blocks", "to_rich"]
 

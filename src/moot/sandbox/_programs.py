@@ -2,7 +2,8 @@
 
 One owner for "which code do we run": the test critic, the code debate, the
 behaviour vote and the hidden-test scorer all read a reply through here, so
-a draft is never run one way when reviewed and another when scored.
+a draft is never run one way when reviewed and another when scored. It sits
+with the sandbox that runs those programs, and imports nothing from moot.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ __all__ = [
     "extract_code",
     "program_of",
     "task_helpers",
-    "without_docstrings",
     "without_scaffolding",
 ]
 
@@ -141,16 +141,3 @@ def _is_scaffolding(node: ast.stmt) -> bool:
         test = node.test
         return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
     return False
-
-
-def without_docstrings(code: str) -> str:
-    """``code`` with its functions' and classes' docstrings removed, for showing a program beside the task
-    that already states them (fewer tokens, same program). Code that does not parse is returned unchanged."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return code
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and ast.get_docstring(node):
-            node.body = node.body[1:] or [ast.Pass()]
-    return ast.unparse(tree) + "\n"

@@ -3,7 +3,8 @@
 
 Whatever moot shows as a document (a result in Jupyter, ``_result_blocks.py``; the compare
 report, ``harness/reports/_render.py``) is described once as blocks; ``to_markdown`` and
-``to_html`` only lay them out, so the two forms cannot say different things.
+``to_html`` only lay them out, so the two forms cannot say different things. It is a public
+module of ``moot.display`` because the compare report builds on it as the results do.
 """
 
 from __future__ import annotations

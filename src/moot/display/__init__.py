@@ -1,0 +1,55 @@
+"""Presentation: how moot shows runs and results, in the terminal (rich), in Jupyter and as charts.
+
+The results and teams never import this package: a result is plain data, and what it shows is
+decided here, on its type (``result_blocks``). Imported inside a running IPython shell (a
+notebook kernel), the package teaches the shell to show results as tables (``_notebook.py``);
+``%load_ext moot.display`` does the same in a shell started later. ``moot.display.plots``
+(matplotlib) draws the charts, and ``moot.display.blocks`` is the document model that results
+and the compare report are both written in.
+"""
+
+from moot.display._console import render_message, render_result
+from moot.display._model_calls import (
+    PROMPTS_SCHEMA,
+    ModelCall,
+    TurnCalls,
+    calls_by_turn,
+    model_calls,
+    prompts_document,
+    read_trace,
+)
+from moot.display._notebook import load_ipython_extension, register_with_running_shell
+from moot.display._result_blocks import result_blocks
+from moot.display._result_forms import result_html, result_markdown, result_renderable
+from moot.display._run_view import SHOW_SCHEMA, RoundView, RunView, TurnView, completed_rounds, run_view
+from moot.display._show import render_calls, render_run
+from moot.display._tables import catalog_table, runs_table
+
+register_with_running_shell()  # in a notebook, results render as tables once moot.display is imported
+
+__all__ = [
+    "PROMPTS_SCHEMA",
+    "SHOW_SCHEMA",
+    "ModelCall",
+    "RoundView",
+    "RunView",
+    "TurnCalls",
+    "TurnView",
+    "calls_by_turn",
+    "catalog_table",
+    "completed_rounds",
+    "load_ipython_extension",
+    "model_calls",
+    "prompts_document",
+    "read_trace",
+    "render_calls",
+    "render_message",
+    "render_result",
+    "render_run",
+    "result_blocks",
+    "result_html",
+    "result_markdown",
+    "result_renderable",
+    "run_view",
+    "runs_table",
+]
