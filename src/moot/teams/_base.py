@@ -17,16 +17,16 @@ from __future__ import annotations
 import asyncio
 import uuid
 from abc import abstractmethod
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from autogen_agentchat.base import ChatAgent, TaskResult, Team, TerminationCondition
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
-from autogen_core import CancellationToken
+from autogen_core import CancellationToken, ComponentModel
 from pydantic import BaseModel
 
 from moot.conditions import bounded_stop
-from moot.errors import ConfigError
+from moot.errors import ConfigError, MalformedOutputError
 from moot.hooks import RunInfo, TeamHooks
 from moot.messages import HumanFeedbackGiven, message_factory
 from moot.roles import RoleAgent
@@ -35,7 +35,7 @@ from moot.teams._loop import Message, MootFault, RunLoop
 from moot.teams._records import MootResult, account
 from moot.tracing import Tracer, TraceSink, default_trace_dir, traced
 
-__all__ = ["Message", "MootFault", "MootTeam", "Task", "checked_experts"]
+__all__ = ["Message", "MootFault", "MootTeam", "Task", "checked_experts", "loaded_stop"]
 
 Task = str | BaseChatMessage | Sequence[BaseChatMessage] | None
 
@@ -43,8 +43,11 @@ Task = str | BaseChatMessage | Sequence[BaseChatMessage] | None
 class MootTeam(Team):
     """Base for moot teams; see the module docstring for the division of labour."""
 
-    _derived_state: ClassVar[frozenset[str]] = frozenset()
-    """State fields rebuilt from the transcript (by ``_derive``) on ``load_state``: left out of checkpoints."""
+    _state_type: ClassVar[type[BaseModel]]
+    """The topology's state class: a versioned model holding ``task`` and every bit of progress (see the module
+    docstring); a new task starts a fresh one."""
+    _derived_state: ClassVar[Mapping[str, Callable[[Sequence[Message]], Any]]] = {}
+    """State fields left out of checkpoints, each with how ``load_state`` rebuilds it from the transcript."""
     _signals: ClassVar[frozenset[str]] = frozenset()
     """The values this team's rounds report (``score``, ``agreement``): what its stop conditions may wait for."""
 
@@ -56,7 +59,7 @@ class MootTeam(Team):
         self._paused = asyncio.Event()
         self._paused.set()
         self.transcript: list[Message] = []
-        self.state: Any = None
+        self.state: Any = self._state_type()
         self.run_id: str | None = None
         """The current run's id; also its trace id."""
         self.hooks: list[TeamHooks] = []
@@ -84,13 +87,17 @@ class MootTeam(Team):
         return self._description
 
     # ------------------------------------------------------------ topology API
-    @abstractmethod
     def _start(self, task: str) -> None:
         """Begin a new task: forget the previous one's progress."""
+        self.state = self._state_type(task=task)
 
-    @abstractmethod
     def _has_task(self) -> bool:
         """Whether there is a task to continue when ``run()`` is called without one."""
+        return self.state.task is not None
+
+    def _forget(self) -> None:
+        """Drop all task progress (used by reset)."""
+        self.state = self._state_type()
 
     @abstractmethod
     def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
@@ -135,7 +142,10 @@ class MootTeam(Team):
         """The team's agents: whose model specs a run records."""
 
     def _on_fault(self, error: MootFault) -> None:
-        """Account for a turn that failed for good: malformed output, a broken tool, a model out of retries."""
+        """Account for a turn that failed for good (malformed output, a broken tool, a model out of retries):
+        a malformed reply's attempts count as parse failures in the state."""
+        if isinstance(error, MalformedOutputError):
+            self.state.parse_failures += error.attempts
 
     async def _closing(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         """Turns that run after the loop stopped, whatever stopped it (a debate's verdict)."""
@@ -237,8 +247,13 @@ class MootTeam(Team):
 
     def _run_config(self, info: RunInfo) -> dict[str, Any]:
         """What a resumption must keep: the team's kind, its stop conditions, the models and options it ran with."""
-        stop = self._stop.dump_component().model_dump(mode="json") if self._stop is not None else None
-        return {"team": type(self).__name__, "stop": stop, "models": info.models, "options": info.options}
+        stop = self._stop_component()
+        dumped = stop.model_dump(mode="json") if stop is not None else None
+        return {"team": type(self).__name__, "stop": dumped, "models": info.models, "options": info.options}
+
+    def _stop_component(self) -> ComponentModel | None:
+        """The stop conditions as a component: a topology's config and a run's config save them alike."""
+        return self._stop.dump_component() if self._stop is not None else None
 
     async def _end_run(self, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
         if self.run_id is None:
@@ -271,14 +286,10 @@ class MootTeam(Team):
         self.transcript = [factory.create(m) for m in loaded.messages]
         loaded.messages = []
         self.state = loaded
-        for name in self._derived_state:
+        for name, rebuild in self._derived_state.items():
             if not getattr(self.state, name):  # checkpoints of an older state version carried it themselves
-                setattr(self.state, name, self._derive(name))
+                setattr(self.state, name, rebuild(self.transcript))
         await self._replay_into_stop()
-
-    def _derive(self, name: str) -> Any:
-        """Rebuild the state field ``name`` (one of ``_derived_state``) from ``self.transcript``."""
-        raise NotImplementedError(f"{type(self).__name__} declares {name!r} derived but cannot rebuild it")
 
     async def resume(  # type: ignore[override]
         self, run_id: str | None = None, *, force: bool = False
@@ -346,10 +357,6 @@ class MootTeam(Team):
             await self._stop.reset()
         self._forget()
 
-    @abstractmethod
-    def _forget(self) -> None:
-        """Drop all task progress (used by reset)."""
-
 
 def checked_experts(experts: Sequence[ChatAgent], team: str, most: int | None = None) -> list[ChatAgent]:
     """The experts of a debate-like team: at least two (at most ``most``), with distinct names; else ConfigError."""
@@ -360,3 +367,8 @@ def checked_experts(experts: Sequence[ChatAgent], team: str, most: int | None = 
     if len(set(names)) != len(names):
         raise ConfigError(f"expert names must be unique, got {', '.join(names)}")
     return list(experts)
+
+
+def loaded_stop(config: ComponentModel | None) -> TerminationCondition | None:
+    """The stop conditions a topology's config saved (``_stop_component``), loaded; None when it saved none."""
+    return TerminationCondition.load_component(config) if config else None

@@ -36,12 +36,11 @@ from pydantic import BaseModel
 
 from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote
 from moot.conditions import Consensus, MaxRounds, TokenBudget
-from moot.errors import MalformedOutputError
 from moot.messages import RoundCompleted
 from moot.programs import extract_code, without_scaffolding
 from moot.roles import RoleAgent, render_prompt
 from moot.sandbox import SandboxLimits, SandboxRunner, run_tests, validate_tests
-from moot.teams._base import Message, MootFault, MootTeam, checked_experts
+from moot.teams._base import Message, MootTeam, checked_experts, loaded_stop
 from moot.teams._code_debate_records import (
     CodeChoice,
     CodeDebateResult,
@@ -88,6 +87,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
     ``dump_component``).
     """
 
+    _state_type = CodeDebateState
     _signals = frozenset({"agreement"})
 
     component_config_schema = CodeDebateConfig
@@ -115,18 +115,8 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         self.limits = limits or TEST_LIMITS
         self.runner: SandboxRunner = runner or run_tests
         self.letters = {e.name: string.ascii_uppercase[i] for i, e in enumerate(self.experts)}
-        self.state = CodeDebateState()
 
     # ------------------------------------------------------------------ turns
-    def _start(self, task: str) -> None:
-        self.state = CodeDebateState(task=task)
-
-    def _has_task(self) -> bool:
-        return self.state.task is not None
-
-    def _forget(self) -> None:
-        self.state = CodeDebateState()
-
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         while True:
             rounds = self.state.rounds
@@ -254,10 +244,6 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
     def _agents(self) -> list[ChatAgent]:
         return list(self.experts)
 
-    def _on_fault(self, error: MootFault) -> None:
-        if isinstance(error, MalformedOutputError):
-            self.state.parse_failures += error.attempts
-
     # ---------------------------------------------------------------- ruling
     async def _closing(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         candidates = self._eligible()
@@ -288,8 +274,6 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             ),
         )
 
-    # ------------------------------------------------------------------ state
-
     # ----------------------------------------------------------------- config
     def _to_config(self) -> CodeDebateConfig:
         return CodeDebateConfig(
@@ -300,7 +284,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             stub=self.stub,
             entry_point=self.entry_point,
             probe_calls=self.probe_calls,
-            stop=self._stop.dump_component() if self._stop is not None else None,
+            stop=self._stop_component(),
             limits=self.limits,
         )
 
@@ -312,7 +296,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             stub=config.stub,
             entry_point=config.entry_point,
             probe_calls=config.probe_calls,
-            stop=TerminationCondition.load_component(config.stop) if config.stop else None,
+            stop=loaded_stop(config.stop),
             limits=config.limits,
             name=config.name,
             description=config.description,
