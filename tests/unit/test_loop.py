@@ -134,10 +134,15 @@ def reflection(model: ScriptedModel, stop, points=(), *answers: Feedback, retrie
     return team
 
 
-async def plain_stop() -> None:
-    model = ScriptedModel({"generator": ["d1"], "critic": [make_critique(60, "no hints")]})
+async def reflect(drafts: int, critiques: list, stop, points=(), *answers: Feedback, retries: int = 2):
+    """Run a reflection on a script of ``drafts`` drafts and these critiques; return its result."""
+    model = ScriptedModel({"generator": [f"d{i}" for i in range(1, drafts + 1)], "critic": critiques})
     with model:
-        await reflection(model, MaxRounds(1)).run(task=TASK)
+        return await reflection(model, stop, points, *answers, retries=retries).run(task=TASK)
+
+
+async def plain_stop() -> None:
+    await reflect(1, [make_critique(60, "no hints")], MaxRounds(1))
 
 
 async def topology_done() -> None:
@@ -147,58 +152,44 @@ async def topology_done() -> None:
 
 
 async def fault() -> None:
-    model = ScriptedModel({"generator": ["d1"], "critic": ["not json"]})
-    with model:
-        result = await reflection(model, MaxRounds(3), retries=0).run(task=TASK)
-    assert result.partial
+    assert (await reflect(1, ["not json"], MaxRounds(3), retries=0)).partial
 
 
 async def rounds_approved_rejected_stopped() -> None:
-    critiques = [make_critique(60, "no hints")] * 3
-    model = ScriptedModel({"generator": ["d1", "d2", "d3"], "critic": critiques})
     answers = (Feedback.approve(), Feedback.reject("add hints"), Feedback.stop("enough"))
-    with model:
-        result = await reflection(model, MaxRounds(5), ["round"], *answers).run(task=TASK)
+    result = await reflect(3, [make_critique(60, "no hints")] * 3, MaxRounds(5), ["round"], *answers)
     assert result.stop_reason == "stopped by human at round: enough"
 
 
 async def final_rejected_then_approved() -> None:
-    critiques = [make_critique(90), make_critique(95)]
-    model = ScriptedModel({"generator": ["d1", "d2"], "critic": critiques})
     answers = (Feedback.reject("handle floats"), Feedback.approve())
-    with model:
-        await reflection(model, ScoreThreshold(85), ["final"], *answers).run(task=TASK)
+    await reflect(2, [make_critique(90), make_critique(95)], ScoreThreshold(85), ["final"], *answers)
 
 
 async def final_rejected_within_a_spent_budget() -> None:
-    model = ScriptedModel({"generator": ["d1"], "critic": []})
-    with model:
-        await reflection(model, TokenBudget(5), ["final"], Feedback.reject("longer")).run(task=TASK)
+    await reflect(1, [], TokenBudget(5), ["final"], Feedback.reject("longer"))
 
 
 async def final_stopped() -> None:
-    model = ScriptedModel({"generator": ["d1"], "critic": [make_critique(90)]})
+    await reflect(1, [make_critique(90)], MaxRounds(1), ["final"], Feedback.stop("no"))
+
+
+async def suspend_then_approve(drafts: int, critiques: list, stop, point: str) -> None:
+    """A run with nobody to answer at ``point`` suspends; the next, with someone, approves there."""
+    model = ScriptedModel({"generator": [f"d{i}" for i in range(1, drafts + 1)], "critic": critiques})
     with model:
-        await reflection(model, MaxRounds(1), ["final"], Feedback.stop("no")).run(task=TASK)
+        team = reflection(model, stop, [point])
+        await team.run(task=TASK)
+        team.human.feedback = Answers(Feedback.approve())
+        await team.run()
 
 
 async def suspended_at_final_then_answered() -> None:
-    model = ScriptedModel({"generator": ["d1"], "critic": [make_critique(90)]})
-    with model:
-        team = reflection(model, MaxRounds(1), ["final"])
-        await team.run(task=TASK)
-        team.human.feedback = Answers(Feedback.approve())
-        await team.run()
+    await suspend_then_approve(1, [make_critique(90)], MaxRounds(1), "final")
 
 
 async def suspended_at_a_round_then_answered() -> None:
-    critiques = [make_critique(60, "no hints")] * 2
-    model = ScriptedModel({"generator": ["d1", "d2"], "critic": critiques})
-    with model:
-        team = reflection(model, MaxRounds(2), ["round"])
-        await team.run(task=TASK)
-        team.human.feedback = Answers(Feedback.approve())
-        await team.run()
+    await suspend_then_approve(2, [make_critique(60, "no hints")] * 2, MaxRounds(2), "round")
 
 
 async def cancelled() -> None:
