@@ -2,9 +2,10 @@
 
 A topology only writes ``_turns()``: an async generator that performs one
 agent turn at a time and yields the messages it produced. This base owns
-everything around it: task intake, termination (conditions see each new
-message exactly once), streaming, the best-so-far result on any stop,
-malformed-output faults, state save/load, and the "one run at a time" guard.
+everything around it: task intake, the run's records and checkpoints, state
+save/load, the "one run at a time" guard; the loop itself (termination,
+feedback points, faults, streaming, the best-so-far result on any stop) is
+the state machine in ``_loop.py``.
 
 The turn loop is resumable because topologies keep their progress in a state
 object that advances only *after* a turn's message is recorded: a turn that
@@ -14,47 +15,39 @@ crashed mid-flight is simply redone on the next run, never skipped.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from abc import abstractmethod
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from autogen_agentchat.base import ChatAgent, TaskResult, Team, TerminationCondition
-from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StopMessage, TextMessage
-from autogen_core import CancellationToken
+from autogen_agentchat.messages import BaseChatMessage, TextMessage
+from autogen_core import CancellationToken, ComponentModel
 from pydantic import BaseModel
 
-from moot._redact import redact
 from moot.conditions import bounded_stop
-from moot.errors import ConfigError, MalformedOutputError, ToolFaultError, TransientModelError
-from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted, message_factory
+from moot.errors import ConfigError, MalformedOutputError
+from moot.messages import HumanFeedbackGiven, message_factory
 from moot.roles import RoleAgent
 from moot.store import RunInfo, TeamHooks
-from moot.teams._human import (
-    FINAL,
-    ROUND,
-    HumanInTheLoop,
-    LoopControl,
-    default_summary,
-    feedback_request,
-    unanswered,
-    with_human_note,
-)
-from moot.teams._records import MootResult, account, failed_turn
-from moot.tracing import TraceEvent, Tracer, TraceSink, default_trace_dir, traced
+from moot.teams._human import HumanInTheLoop, default_summary, with_human_note
+from moot.teams._loop import Message, MootFault, RunLoop
+from moot.teams._records import MootResult, account
+from moot.tracing import Tracer, TraceSink, default_trace_dir, traced
 
-Message = BaseAgentEvent | BaseChatMessage
-MootFault = MalformedOutputError | ToolFaultError | TransientModelError
-"""Faults that end a run with its best-so-far result marked partial, instead of an exception."""
+__all__ = ["Message", "MootFault", "MootTeam", "Task", "checked_experts", "loaded_stop"]
+
 Task = str | BaseChatMessage | Sequence[BaseChatMessage] | None
 
 
 class MootTeam(Team):
     """Base for moot teams; see the module docstring for the division of labour."""
 
-    _derived_state: ClassVar[frozenset[str]] = frozenset()
-    """State fields rebuilt from the transcript (by ``_derive``) on ``load_state``: left out of checkpoints."""
+    _state_type: ClassVar[type[BaseModel]]
+    """The topology's state class: a versioned model holding ``task`` and every bit of progress (see the module
+    docstring); a new task starts a fresh one."""
+    _derived_state: ClassVar[Mapping[str, Callable[[Sequence[Message]], Any]]] = {}
+    """State fields left out of checkpoints, each with how ``load_state`` rebuilds it from the transcript."""
     _signals: ClassVar[frozenset[str]] = frozenset()
     """The values this team's rounds report (``score``, ``agreement``): what its stop conditions may wait for."""
 
@@ -66,7 +59,7 @@ class MootTeam(Team):
         self._paused = asyncio.Event()
         self._paused.set()
         self.transcript: list[Message] = []
-        self.state: Any = None
+        self.state: Any = self._state_type()
         self.run_id: str | None = None
         """The current run's id; also its trace id."""
         self.hooks: list[TeamHooks] = []
@@ -94,13 +87,17 @@ class MootTeam(Team):
         return self._description
 
     # ------------------------------------------------------------ topology API
-    @abstractmethod
     def _start(self, task: str) -> None:
         """Begin a new task: forget the previous one's progress."""
+        self.state = self._state_type(task=task)
 
-    @abstractmethod
     def _has_task(self) -> bool:
         """Whether there is a task to continue when ``run()`` is called without one."""
+        return self.state.task is not None
+
+    def _forget(self) -> None:
+        """Drop all task progress (used by reset)."""
+        self.state = self._state_type()
 
     @abstractmethod
     def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
@@ -145,7 +142,10 @@ class MootTeam(Team):
         """The team's agents: whose model specs a run records."""
 
     def _on_fault(self, error: MootFault) -> None:
-        """Account for a turn that failed for good: malformed output, a broken tool, a model out of retries."""
+        """Account for a turn that failed for good (malformed output, a broken tool, a model out of retries):
+        a malformed reply's attempts count as parse failures in the state."""
+        if isinstance(error, MalformedOutputError):
+            self.state.parse_failures += error.attempts
 
     async def _closing(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         """Turns that run after the loop stopped, whatever stopped it (a debate's verdict)."""
@@ -191,180 +191,29 @@ class MootTeam(Team):
         cancellation_token: CancellationToken | None = None,
         output_task_messages: bool = True,
     ) -> AsyncGenerator[Message | TaskResult, None]:
+        """Take the task, record the run's start, and drive it through the loop's state machine (``_loop``)."""
         if self._running:
             raise ValueError(f"team {self.name!r} is already running; it cannot run twice concurrently")
         self._running = True
         try:
-            async for item in self._run(task, cancellation_token or CancellationToken(), output_task_messages):
+            token = cancellation_token or CancellationToken()
+            task_messages = self._task_messages(task)
+            await self._begin_run(resumed=not task_messages)
+            assert self.run_id is not None
+            tracer = self.tracer or Tracer.default(default_trace_dir(self.store_path))
+            tracer.sinks.extend(s for s in self.trace_sinks if s not in tracer.sinks)
+            run = RunLoop(self, token, tracer, task_messages, output_task_messages)
+            async for item in run.stream(self.run_id):
                 yield item
         finally:
             self._running = False
 
-    async def _run(
-        self, task: Task, token: CancellationToken, output_task_messages: bool
-    ) -> AsyncGenerator[Message | TaskResult, None]:
-        task_messages = self._intake(task)
-        await self._begin_run(resumed=not task_messages)
-        produced: list[Message] = list(task_messages) if output_task_messages else []
-        assert self.run_id is not None
-        tracer = self.tracer or Tracer.default(default_trace_dir(self.store_path))
-        tracer.sinks.extend(s for s in self.trace_sinks if s not in tracer.sinks)
-        with tracer.activate(self.run_id), tracer.span("run", self.name, resumed=not task_messages) as run_span:
-            async for item in self._traced_run(task_messages, produced, token, tracer):
-                if isinstance(item, TaskResult):
-                    run_span.attributes["stop_reason"] = item.stop_reason or ""
-                    _add_tokens(run_span, item.messages)
-                yield item
-
-    async def _traced_run(
-        self, task_messages: list[BaseChatMessage], produced: list[Message], token: CancellationToken, tracer: Tracer
-    ) -> AsyncGenerator[Message | TaskResult, None]:
-        status, stop_reason = "failed", "the run raised an exception"
-        try:
-            if task_messages:
-                await self._commit(task_messages)
-                for message in produced:
-                    yield message
-            result = None
-            async for item in self._loop(token, produced, tracer):
-                if isinstance(item, TaskResult):
-                    result = item
-                else:
-                    yield item
-            assert result is not None
-            status = "partial" if getattr(result, "partial", False) else "finished"
-            status = "suspended" if self.waiting_for is not None else status
-            stop_reason = result.stop_reason
-            await self._end_run(status, stop_reason, _summary(result))
-            yield result
-        except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
-            await self._end_run("interrupted", "the run was interrupted", None)
-            raise
-        except Exception as exc:
-            await self._end_run(status, redact(f"{type(exc).__name__}: {exc}"), None)
-            raise
-
-    async def _loop(
-        self, token: CancellationToken, produced: list[Message], tracer: Tracer
-    ) -> AsyncGenerator[Message | TaskResult, None]:
-        ctl = LoopControl(pending=unanswered(self.transcript))
-        self.waiting_for = None
-        while not ctl.finished:
-            if ctl.pending is None or ctl.pending.point != FINAL:
-                async for item in self._segment(token, produced, tracer, ctl):
-                    yield item
-            async for item in self._final_point(produced, ctl):
-                yield item
-        if self._stop is not None and self._stop.terminated:  # as AutoGen's teams: a stop that fired is reset,
-            await self._stop.reset()  # so the next run() has a fresh budget; one cut short by a fault counts on
-        self.waiting_for = ctl.suspended_at
-        result = self._result(produced, ctl.stop_reason or self._done_reason(), ctl.partial)
+    def _final_result(self, messages: list[Message], stop_reason: str, partial: bool) -> MootResult:
+        """The topology's result, accounted over the whole transcript, and tagged with its run when recorded."""
+        result = self._result(messages, stop_reason, partial)
         account(result, self.transcript)
         result.run_id = self.run_id if self.record or self.hooks else None
-        yield result
-
-    async def _segment(
-        self, token: CancellationToken, produced: list[Message], tracer: Tracer, ctl: LoopControl
-    ) -> AsyncGenerator[Message, None]:
-        """Turns until a condition, the topology or a human stops them; then the closing turns."""
-        pending = ctl.take_pending()
-        if pending is not None:  # a suspended run continues: its unanswered round pause comes first
-            async for item in self._pause(pending, produced, ctl, fresh=False):
-                yield item
-        if ctl.running:
-            async for item in self._turn_loop(token, produced, tracer, ctl):
-                yield item
-        if ctl.suspended_at is None:
-            async for batch in self._closing(token):
-                await self._emit(batch, produced)
-                for message in batch:
-                    yield message
-
-    async def _turn_loop(
-        self, token: CancellationToken, produced: list[Message], tracer: Tracer, ctl: LoopControl
-    ) -> AsyncGenerator[Message, None]:
-        turns = self._turns(token)
-        round_start = time.time()
-        try:
-            while (batch := await _next_turn(turns, token)) is not None:
-                await self._emit(batch, produced)
-                for message in batch:
-                    yield message
-                round_start = _trace_round(tracer, batch, produced, round_start)
-                stop = await self._check_stop(batch)
-                if stop is not None:
-                    ctl.stop_reason = stop.content
-                    with tracer.span("termination", stop.source, reason=stop.content):
-                        pass
-                    break
-                done = next((m for m in batch if isinstance(m, RoundCompleted)), None)
-                if done is not None and self.human.wants(ROUND):
-                    request = feedback_request(self.name, ROUND, self._feedback_summary(), round=done.round)
-                    async for item in self._pause(request, produced, ctl):
-                        yield item
-                    if not ctl.running:
-                        break
-        except (MalformedOutputError, ToolFaultError, TransientModelError) as exc:
-            self._on_fault(exc)
-            ctl.stop_reason, ctl.partial = redact(f"error: {exc}"), True
-            failed = failed_turn(exc) if isinstance(exc, MalformedOutputError) else None
-            if failed is not None:
-                await self._emit([failed], produced)
-                yield failed
-        finally:
-            await turns.aclose()
-
-    async def _final_point(self, produced: list[Message], ctl: LoopControl) -> AsyncGenerator[Message, None]:
-        """Before the result is accepted: the ``final`` feedback point. A rejection runs more turns."""
-        ctl.finished = True
-        pending = ctl.take_pending()
-        if pending is None and (not self.human.wants(FINAL) or not ctl.running or ctl.partial):
-            return
-        if pending is not None:
-            ctl.stop_reason = ctl.stop_reason or pending.stop_reason
-        request = pending or feedback_request(
-            self.name, FINAL, self._feedback_summary(), stop_reason=ctl.stop_reason or self._done_reason()
-        )
-        async for item in self._pause(request, produced, ctl, fresh=pending is None):
-            yield item
-        if ctl.rejected:
-            limit = await self._rearm_stop()
-            if limit is None:
-                ctl.next_segment()
-            else:
-                ctl.stop_reason = f"{limit} (a human rejected the result, but this limit still holds)"
-
-    async def _pause(
-        self, request: HumanFeedbackRequested, produced: list[Message], ctl: LoopControl, *, fresh: bool = True
-    ) -> AsyncGenerator[Message, None]:
-        """Wait for a human at a feedback point; with nobody to ask, suspend the run there."""
-        if fresh:
-            await self._emit([request], produced)
-            yield request
-        if self.human.feedback is None:
-            ctl.suspend(request.point)
-            return
-        feedback = await self.human.ask(request)
-        given = HumanFeedbackGiven(
-            source=feedback.by, point=request.point, action=feedback.action, comment=feedback.comment
-        )
-        await self._emit([given], produced)
-        yield given
-        self._on_human_feedback(given)
-        ctl.apply(given)
-
-    async def _rearm_stop(self) -> str | None:
-        """After a rejection: conditions start over from the transcript without its rounds, so quality and
-        round stops let the team go on while token and step budgets still hold. Returns a limit that holds."""
-        if self._stop is None:
-            return None
-        await self._stop.reset()
-        fired = await self._stop([m for m in self.transcript if not isinstance(m, RoundCompleted)])
-        return fired.content if fired is not None else None
-
-    async def _emit(self, batch: Sequence[Message], produced: list[Message]) -> None:
-        await self._commit(batch)
-        produced.extend(batch)
+        return result
 
     async def _commit(self, batch: Sequence[Message]) -> None:
         """Append a turn to the transcript and checkpoint it through the hooks, before anyone sees it."""
@@ -398,8 +247,13 @@ class MootTeam(Team):
 
     def _run_config(self, info: RunInfo) -> dict[str, Any]:
         """What a resumption must keep: the team's kind, its stop conditions, the models and options it ran with."""
-        stop = self._stop.dump_component().model_dump(mode="json") if self._stop is not None else None
-        return {"team": type(self).__name__, "stop": stop, "models": info.models, "options": info.options}
+        stop = self._stop_component()
+        dumped = stop.model_dump(mode="json") if stop is not None else None
+        return {"team": type(self).__name__, "stop": dumped, "models": info.models, "options": info.options}
+
+    def _stop_component(self) -> ComponentModel | None:
+        """The stop conditions as a component: a topology's config and a run's config save them alike."""
+        return self._stop.dump_component() if self._stop is not None else None
 
     async def _end_run(self, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
         if self.run_id is None:
@@ -432,14 +286,10 @@ class MootTeam(Team):
         self.transcript = [factory.create(m) for m in loaded.messages]
         loaded.messages = []
         self.state = loaded
-        for name in self._derived_state:
+        for name, rebuild in self._derived_state.items():
             if not getattr(self.state, name):  # checkpoints of an older state version carried it themselves
-                setattr(self.state, name, self._derive(name))
+                setattr(self.state, name, rebuild(self.transcript))
         await self._replay_into_stop()
-
-    def _derive(self, name: str) -> Any:
-        """Rebuild the state field ``name`` (one of ``_derived_state``) from ``self.transcript``."""
-        raise NotImplementedError(f"{type(self).__name__} declares {name!r} derived but cannot rebuild it")
 
     async def resume(  # type: ignore[override]
         self, run_id: str | None = None, *, force: bool = False
@@ -470,7 +320,8 @@ class MootTeam(Team):
         async for item in self.run_stream():
             yield item
 
-    def _intake(self, task: Task) -> list[BaseChatMessage]:
+    def _task_messages(self, task: Task) -> list[BaseChatMessage]:
+        """A new task's messages, its progress started afresh; none when the run continues the task it has."""
         if task is None:
             if not self._has_task():
                 raise ValueError("no task given and no task to continue; pass task='...'")
@@ -483,11 +334,6 @@ class MootTeam(Team):
         self.transcript = []
         self._start("\n\n".join(m.to_model_text() for m in messages))
         return messages
-
-    async def _check_stop(self, messages: Sequence[Message]) -> StopMessage | None:
-        if self._stop is None:
-            return None
-        return await self._stop(messages)
 
     async def _replay_into_stop(self) -> None:
         """Rebuild the conditions' state from the transcript after ``load_state``."""
@@ -511,10 +357,6 @@ class MootTeam(Team):
             await self._stop.reset()
         self._forget()
 
-    @abstractmethod
-    def _forget(self) -> None:
-        """Drop all task progress (used by reset)."""
-
 
 def checked_experts(experts: Sequence[ChatAgent], team: str, most: int | None = None) -> list[ChatAgent]:
     """The experts of a debate-like team: at least two (at most ``most``), with distinct names; else ConfigError."""
@@ -527,44 +369,6 @@ def checked_experts(experts: Sequence[ChatAgent], team: str, most: int | None = 
     return list(experts)
 
 
-async def _next_turn(turns: AsyncGenerator[list[Message], None], token: CancellationToken) -> list[Message] | None:
-    """The next turn's messages (None when the topology is done), as a task the cancellation token cancels.
-
-    As AutoGen's own teams do: ``token.cancel()`` or cancelling the task that
-    runs the team ends the run at once with ``CancelledError``, even when the
-    turn in flight never yields (a cached or scripted reply); the run is
-    recorded as interrupted and can be resumed.
-    """
-    step = asyncio.ensure_future(anext(turns))
-    token.link_future(step)
-    try:
-        return await step
-    except StopAsyncIteration:
-        return None
-
-
-def _summary(result: TaskResult) -> dict[str, Any]:
-    """The result without its messages (the store has them as turns)."""
-    return result.model_dump(mode="json", exclude={"messages"})
-
-
-def _add_tokens(span: TraceEvent, messages: Sequence[Message]) -> None:
-    for message in messages:
-        if message.models_usage is not None:
-            span.prompt_tokens += message.models_usage.prompt_tokens
-            span.completion_tokens += message.models_usage.completion_tokens
-
-
-def _trace_round(tracer: Tracer, batch: Sequence[Message], produced: Sequence[Message], start: float) -> float:
-    """Emit a ``round`` event when a batch completes a round; return when the next round starts."""
-    done = next((m for m in batch if isinstance(m, RoundCompleted)), None)
-    if done is None:
-        return start
-    with tracer.span("round", f"round {done.round}", round=done.round) as span:
-        span.start = start
-        _add_tokens(span, [m for m in produced if m.created_at.timestamp() >= start])
-        if done.score is not None:
-            span.attributes["score"] = done.score
-        if done.agreement is not None:
-            span.attributes["agreement"] = done.agreement
-    return time.time()
+def loaded_stop(config: ComponentModel | None) -> TerminationCondition | None:
+    """The stop conditions a topology's config saved (``_stop_component``), loaded; None when it saved none."""
+    return TerminationCondition.load_component(config) if config else None

@@ -36,11 +36,10 @@ from pydantic import BaseModel
 
 from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote
 from moot.conditions import Consensus, MaxRounds, TokenBudget
-from moot.errors import MalformedOutputError
 from moot.messages import RoundCompleted
 from moot.roles import RoleAgent, render_prompt
 from moot.sandbox import SandboxLimits, SandboxRunner, extract_code, run_tests, validate_tests, without_scaffolding
-from moot.teams._base import Message, MootFault, MootTeam, checked_experts
+from moot.teams._base import Message, MootTeam, checked_experts, loaded_stop
 from moot.teams._code_debate_records import (
     CodeChoice,
     CodeDebateResult,
@@ -87,6 +86,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
     ``dump_component``).
     """
 
+    _state_type = CodeDebateState
     _signals = frozenset({"agreement"})
 
     component_config_schema = CodeDebateConfig
@@ -114,18 +114,8 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         self.limits = limits or TEST_LIMITS
         self.runner: SandboxRunner = runner or run_tests
         self.letters = {e.name: string.ascii_uppercase[i] for i, e in enumerate(self.experts)}
-        self.state = CodeDebateState()
 
     # ------------------------------------------------------------------ turns
-    def _start(self, task: str) -> None:
-        self.state = CodeDebateState(task=task)
-
-    def _has_task(self) -> bool:
-        return self.state.task is not None
-
-    def _forget(self) -> None:
-        self.state = CodeDebateState()
-
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         while True:
             rounds = self.state.rounds
@@ -253,10 +243,6 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
     def _agents(self) -> list[ChatAgent]:
         return list(self.experts)
 
-    def _on_fault(self, error: MootFault) -> None:
-        if isinstance(error, MalformedOutputError):
-            self.state.parse_failures += error.attempts
-
     # ---------------------------------------------------------------- ruling
     async def _closing(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         candidates = self._eligible()
@@ -287,8 +273,6 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             ),
         )
 
-    # ------------------------------------------------------------------ state
-
     # ----------------------------------------------------------------- config
     def _to_config(self) -> CodeDebateConfig:
         return CodeDebateConfig(
@@ -299,7 +283,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             stub=self.stub,
             entry_point=self.entry_point,
             probe_calls=self.probe_calls,
-            stop=self._stop.dump_component() if self._stop is not None else None,
+            stop=self._stop_component(),
             limits=self.limits,
         )
 
@@ -311,7 +295,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             stub=config.stub,
             entry_point=config.entry_point,
             probe_calls=config.probe_calls,
-            stop=TerminationCondition.load_component(config.stop) if config.stop else None,
+            stop=loaded_stop(config.stop),
             limits=config.limits,
             name=config.name,
             description=config.description,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncGenerator, Sequence
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
 from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
@@ -41,7 +41,7 @@ from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted
 from moot.roles import Opening, Position, Rebuttal, RoleAgent, claims_of, render_prompt, with_options, with_pattern
 from moot.teams._adoption import settle_change
-from moot.teams._base import Message, MootFault, MootTeam, checked_experts
+from moot.teams._base import Message, MootTeam, checked_experts, loaded_stop
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
 from moot.teams._records import Usage, add_usage, failed_turn, fingerprint, total_usage
 
@@ -93,6 +93,8 @@ class Debate(MootTeam, Component[DebateConfig]):
     custom Arbiter that is not an agent cannot be saved that way.
     """
 
+    _state_type = DebateState
+    _derived_state = {"rounds": rounds_from}  # every position is a turn: a checkpoint need not grow per round
     _signals = frozenset({"agreement"})
 
     component_config_schema = DebateConfig
@@ -116,18 +118,8 @@ class Debate(MootTeam, Component[DebateConfig]):
         self.options = checked_options(options)
         self.answer_pattern = answer_pattern
         self.seed = seed
-        self.state = DebateState()
 
     # ------------------------------------------------------------------ turns
-    def _start(self, task: str) -> None:
-        self.state = DebateState(task=task)
-
-    def _has_task(self) -> bool:
-        return self.state.task is not None
-
-    def _forget(self) -> None:
-        self.state = DebateState()
-
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         while True:
             rounds = self.state.rounds
@@ -179,10 +171,6 @@ class Debate(MootTeam, Component[DebateConfig]):
 
     def _agents(self) -> list[ChatAgent]:
         return [*self.experts, *([self.arbiter] if isinstance(self.arbiter, ChatAgent) else [])]
-
-    def _on_fault(self, error: MootFault) -> None:
-        if isinstance(error, MalformedOutputError):
-            self.state.parse_failures += error.attempts
 
     # ---------------------------------------------------------------- verdict
     def latest_positions(self) -> list[tuple[str, Position]]:
@@ -271,13 +259,6 @@ class Debate(MootTeam, Component[DebateConfig]):
                 add_usage(usage, message.source, message)
         return usage
 
-    # ------------------------------------------------------------------ state
-
-    _derived_state = frozenset({"rounds"})  # every position is a turn: a checkpoint need not grow per round
-
-    def _derive(self, name: str) -> Any:
-        return rounds_from(self.transcript)
-
     # ----------------------------------------------------------------- config
     def _to_config(self) -> DebateConfig:
         if isinstance(self.arbiter, MajorityVote | WeightedVote | RoundsVote):
@@ -294,7 +275,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             description=self.description,
             experts=[e.dump_component() for e in self.experts],
             arbiter=arbiter,
-            stop=self._stop.dump_component() if self._stop is not None else None,
+            stop=self._stop_component(),
             options=list(self.options),
             answer_pattern=self.answer_pattern,
             seed=self.seed,
@@ -308,7 +289,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         return cls(
             [ChatAgent.load_component(e) for e in config.experts],  # type: ignore[misc]
             arbiter,  # type: ignore[arg-type]
-            stop=TerminationCondition.load_component(config.stop) if config.stop else None,
+            stop=loaded_stop(config.stop),
             options=config.options,
             answer_pattern=config.answer_pattern,
             seed=config.seed,

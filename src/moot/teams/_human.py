@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import IO, Any, Literal, Protocol, runtime_checkable
 
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
@@ -190,45 +189,6 @@ class HumanInTheLoop:
 
 
 # ------------------------------------------------------------------ what the loop needs
-@dataclass
-class LoopControl:
-    """How the current run's loop ends: a stop reason, a fault, a human's stop, or a suspension."""
-
-    pending: HumanFeedbackRequested | None = None
-    """A request a suspended run left unanswered: asked first when the run continues."""
-    stop_reason: str | None = None
-    partial: bool = False
-    suspended_at: str | None = None
-    human_stopped: bool = False
-    rejected: bool = False
-    finished: bool = False
-
-    @property
-    def running(self) -> bool:
-        return self.suspended_at is None and not self.human_stopped
-
-    def take_pending(self) -> HumanFeedbackRequested | None:
-        pending, self.pending = self.pending, None
-        return pending
-
-    def suspend(self, point: str) -> None:
-        self.suspended_at = point
-        self.stop_reason = f"waiting for human feedback at {point}"
-
-    def apply(self, given: HumanFeedbackGiven) -> None:
-        if given.action == "stop":
-            self.human_stopped = True
-            self.stop_reason = f"stopped by {given.source} at {given.point}" + (
-                f": {given.comment}" if given.comment else ""
-            )
-        self.rejected = given.action == "reject"
-
-    def next_segment(self) -> None:
-        """A human rejected the result: run turns again."""
-        self.finished = self.rejected = False
-        self.stop_reason = None
-
-
 def unanswered(transcript: Sequence[Message]) -> HumanFeedbackRequested | None:
     """The request a suspended run is waiting on: the transcript's last message, if it is one."""
     last = transcript[-1] if transcript else None

@@ -37,7 +37,7 @@ from moot.conditions import MaxSteps, NoProgress, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError
 from moot.messages import HumanFeedbackGiven, RoundCompleted, StepFinished, ToolExecuted
 from moot.roles import Plan, StepResult, ToolCall, parse_structured, plan_type, render_prompt, tool_call_type
-from moot.teams._base import Message, MootFault, MootTeam
+from moot.teams._base import Message, MootTeam, loaded_stop
 from moot.teams._plan_records import (
     PlannedStep,
     PlannerExecutorResult,
@@ -91,6 +91,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
     who is at hand when the team runs, so it is never saved.
     """
 
+    _state_type = PlannerExecutorState
     _signals = frozenset({"steps"})
 
     component_config_schema = PlannerExecutorConfig
@@ -120,7 +121,6 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         known = list(self.toolbox.tools.values())  # plain functions already made into tools
         self._call_type = tool_call_type(tuple((t.name, t.args) for t in known))
         self._plan_type = plan_type(tuple(t.name for t in known))
-        self.state = PlannerExecutorState()
         self._phases: dict[str, Callable[[CancellationToken], Awaitable[list[Message]]]] = {
             "plan": self._plan,
             "act": self._act,
@@ -138,15 +138,6 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         return list(self.toolbox.tools.values())
 
     # ------------------------------------------------------------------ turns
-    def _start(self, task: str) -> None:
-        self.state = PlannerExecutorState(task=task)
-
-    def _has_task(self) -> bool:
-        return self.state.task is not None
-
-    def _forget(self) -> None:
-        self.state = PlannerExecutorState()
-
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         state = self.state
         while state.phase != "done":
@@ -163,10 +154,6 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
 
     def _agents(self) -> list[ChatAgent]:
         return [self.planner, self.executor]
-
-    def _on_fault(self, error: MootFault) -> None:
-        if isinstance(error, MalformedOutputError):
-            self.state.parse_failures += error.attempts
 
     async def _plan(self, token: CancellationToken) -> list[Message]:
         prompt = render_prompt("turns/plan", task=self.state.task, tools=self._tool_lines())
@@ -373,7 +360,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
             executor=self.executor.dump_component(),
             tools=[t.source for t in self.tools if t.source is not None],
             rules={name: RuleConfig(kind=r.kind, reason=r.reason) for name, r in self.policy.rules.items()},
-            stop=self._stop.dump_component() if self._stop is not None else None,
+            stop=self._stop_component(),
             max_replans=self.max_replans,
         )
 
@@ -385,7 +372,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
             ChatAgent.load_component(config.executor),
             tools=[source.build() for source in config.tools],
             policy=PermissionPolicy(rules),
-            stop=TerminationCondition.load_component(config.stop) if config.stop else None,
+            stop=loaded_stop(config.stop),
             max_replans=config.max_replans,
             name=config.name,
             description=config.description,

@@ -16,10 +16,9 @@ from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
 from moot.conditions import default_stop
-from moot.errors import MalformedOutputError
 from moot.messages import DRAFT, RoundCompleted, messages_by_round
 from moot.roles import Critique, render_prompt
-from moot.teams._base import Message, MootFault, MootTeam
+from moot.teams._base import Message, MootTeam, loaded_stop
 from moot.teams._records import MootResult, Usage, add_usage, fingerprint, total_usage
 
 __all__ = ["Reflection", "ReflectionConfig", "ReflectionResult", "ReflectionRound"]
@@ -78,6 +77,25 @@ class ReflectionState(BaseModel):
     messages: list[Mapping[str, Any]] = []
 
 
+def _rounds_from(transcript: Sequence[Any]) -> list[ReflectionRound]:
+    """The rounds as the transcript records them: a round's draft, and the critiques of it."""
+    rounds: list[ReflectionRound] = []
+    for number, messages in messages_by_round(transcript).items():
+        record: ReflectionRound | None = None
+        for message in messages:
+            if message.metadata.get("moot_kind") == DRAFT:
+                record = ReflectionRound(round=number, draft=message.to_model_text())
+                rounds.append(record)
+            elif (
+                record is not None and isinstance(message, StructuredMessage) and isinstance(message.content, Critique)
+            ):
+                record.critiques.append(message.content)
+            else:
+                continue
+            add_usage(record.usage, message.source, message)
+    return rounds
+
+
 class ReflectionConfig(BaseModel):
     name: str
     description: str
@@ -94,6 +112,8 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
     round's score is the lowest of theirs.
     """
 
+    _state_type = ReflectionState
+    _derived_state = {"rounds": _rounds_from}  # drafts and critiques are turns: a checkpoint need not grow per round
     _signals = frozenset({"score"})
 
     component_config_schema = ReflectionConfig
@@ -113,18 +133,8 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         self.critics = [critic] if isinstance(critic, ChatAgent) else list(critic)
         if not self.critics:
             raise ValueError("Reflection needs at least one critic")
-        self.state = ReflectionState()
 
     # ------------------------------------------------------------------ turns
-    def _start(self, task: str) -> None:
-        self.state = ReflectionState(task=task)
-
-    def _has_task(self) -> bool:
-        return self.state.task is not None
-
-    def _forget(self) -> None:
-        self.state = ReflectionState()
-
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
         while True:
             if self.state.next_critic < 0:
@@ -137,10 +147,6 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
 
     def _agents(self) -> list[ChatAgent]:
         return [self.generator, *self.critics]
-
-    def _on_fault(self, error: MootFault) -> None:
-        if isinstance(error, MalformedOutputError):
-            self.state.parse_failures += error.attempts
 
     async def _generate(self, token: CancellationToken) -> Message:
         state = self.state
@@ -203,13 +209,6 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
             parse_failures=self.state.parse_failures,
         )
 
-    # ------------------------------------------------------------------ state
-
-    _derived_state = frozenset({"rounds"})  # drafts and critiques are turns: a checkpoint need not grow per round
-
-    def _derive(self, name: str) -> Any:
-        return _rounds_from(self.transcript)
-
     # ----------------------------------------------------------------- config
     def _to_config(self) -> ReflectionConfig:
         return ReflectionConfig(
@@ -217,7 +216,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
             description=self.description,
             generator=self.generator.dump_component(),
             critics=[c.dump_component() for c in self.critics],
-            stop=self._stop.dump_component() if self._stop is not None else None,
+            stop=self._stop_component(),
         )
 
     @classmethod
@@ -225,29 +224,10 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         return cls(
             ChatAgent.load_component(config.generator),
             [ChatAgent.load_component(c) for c in config.critics],
-            stop=TerminationCondition.load_component(config.stop) if config.stop else None,
+            stop=loaded_stop(config.stop),
             name=config.name,
             description=config.description,
         )
-
-
-def _rounds_from(transcript: Sequence[Any]) -> list[ReflectionRound]:
-    """The rounds as the transcript records them: a round's draft, and the critiques of it."""
-    rounds: list[ReflectionRound] = []
-    for number, messages in messages_by_round(transcript).items():
-        record: ReflectionRound | None = None
-        for message in messages:
-            if message.metadata.get("moot_kind") == DRAFT:
-                record = ReflectionRound(round=number, draft=message.to_model_text())
-                rounds.append(record)
-            elif (
-                record is not None and isinstance(message, StructuredMessage) and isinstance(message.content, Critique)
-            ):
-                record.critiques.append(message.content)
-            else:
-                continue
-            add_usage(record.usage, message.source, message)
-    return rounds
 
 
 def _as_critique(agent: str, message: BaseChatMessage) -> Critique:
