@@ -127,7 +127,7 @@ def compare(
         bool,
         typer.Option(
             "--compute-matched",
-            help="Size the sampling arms' k to the debate arm's mean model calls per item (the first debate arm listed).",
+            help="Size the sampling arms' k to the mean model calls per item of the (first listed) debate arm.",
         ),
     ] = False,
     cache: Annotated[Path | None, typer.Option("--cache", help="Call cache directory; default OUT/cache.")] = None,
