@@ -45,4 +45,5 @@ class TeamHooks:
     async def on_run_end(
         self, run_id: str, status: str, stop_reason: str | None, result: Mapping[str, Any] | None
     ) -> None:
-        """The run ended: ``finished``, ``partial``, ``interrupted`` or ``failed``."""
+        """The run ended or paused; ``status`` is a :class:`moot.store.RunStatus` member (a ``str``, so this
+        module imports nothing from moot): finished, partial, suspended, interrupted or failed."""

@@ -2,7 +2,8 @@
 
 from moot.store._migrations import Migration, migrate
 from moot.store._recorder import RunRecorder
-from moot.store._store import FINISHED, RESUMABLE, RunRecord, RunStore, TurnRecord, resumable_state
+from moot.store._status import FINISHED, RESUMABLE, RunStatus
+from moot.store._store import RunRecord, RunStore, TurnRecord, resumable_state
 
 __all__ = [
     "FINISHED",
@@ -10,6 +11,7 @@ __all__ = [
     "Migration",
     "RunRecord",
     "RunRecorder",
+    "RunStatus",
     "RunStore",
     "TurnRecord",
     "migrate",

@@ -10,6 +10,7 @@ from typing import Any
 from moot.errors import LeaseLostError
 from moot.hooks import RunInfo, TeamHooks
 from moot.store._lease import LEASE_SECONDS
+from moot.store._status import RunStatus
 from moot.store._store import RunStore
 
 __all__ = ["RunRecorder"]
@@ -55,7 +56,8 @@ class RunRecorder(TeamHooks):
         beat = self._heartbeats.pop(run_id, None)
         if beat is not None:
             beat.cancel()
-        if status in ("interrupted", "failed"):
-            self.store.fail(run_id, status, stop_reason or status)
+        ended = RunStatus(status)
+        if ended in (RunStatus.INTERRUPTED, RunStatus.FAILED):
+            self.store.fail(run_id, ended, stop_reason or ended)
         else:
-            self.store.finish(run_id, status, stop_reason, result)
+            self.store.finish(run_id, ended, stop_reason, result)

@@ -31,6 +31,7 @@ from moot.errors import ConfigError, MalformedOutputError, ToolFaultError, Trans
 from moot.hooks import RunInfo, TeamHooks
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted, message_factory
 from moot.roles import RoleAgent
+from moot.store import RunStatus
 from moot.teams._human import (
     FINAL,
     ROUND,
@@ -219,7 +220,7 @@ class MootTeam(Team):
     async def _traced_run(
         self, task_messages: list[BaseChatMessage], produced: list[Message], token: CancellationToken, tracer: Tracer
     ) -> AsyncGenerator[Message | TaskResult, None]:
-        status, stop_reason = "failed", "the run raised an exception"
+        status, stop_reason = RunStatus.FAILED, "the run raised an exception"
         try:
             if task_messages:
                 await self._commit(task_messages)
@@ -232,13 +233,13 @@ class MootTeam(Team):
                 else:
                     yield item
             assert result is not None
-            status = "partial" if getattr(result, "partial", False) else "finished"
-            status = "suspended" if self.waiting_for is not None else status
+            status = RunStatus.PARTIAL if getattr(result, "partial", False) else RunStatus.FINISHED
+            status = RunStatus.SUSPENDED if self.waiting_for is not None else status
             stop_reason = result.stop_reason
             await self._end_run(status, stop_reason, _summary(result))
             yield result
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
-            await self._end_run("interrupted", "the run was interrupted", None)
+            await self._end_run(RunStatus.INTERRUPTED, "the run was interrupted", None)
             raise
         except Exception as exc:
             await self._end_run(status, redact(f"{type(exc).__name__}: {exc}"), None)
@@ -401,7 +402,7 @@ class MootTeam(Team):
         stop = self._stop.dump_component().model_dump(mode="json") if self._stop is not None else None
         return {"team": type(self).__name__, "stop": stop, "models": info.models, "options": info.options}
 
-    async def _end_run(self, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
+    async def _end_run(self, status: RunStatus, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
         if self.run_id is None:
             return
         for hook in self.hooks:
