@@ -36,7 +36,7 @@ from moot.arbiters import Arbiter, ArbiterSpec, load_arbiter
 from moot.catalog import Document, entries, find_entry, read_document
 from moot.conditions import CONDITIONS, dead_conditions, parse_stop, reported
 from moot.errors import ConfigError
-from moot.models import ModelSpec
+from moot.models import ModelSpec, Script
 from moot.roles import ModelsFor, RoleAgent, role, role_models
 from moot.teams._base import MootTeam
 from moot.teams._topologies import TOPOLOGIES, TeamParts, Topology
@@ -125,26 +125,35 @@ class TeamPreset:
                 "e.g. max_rounds(5) | token_budget(40000)"
             )
 
-    def build(self, models: ModelsFor) -> MootTeam:
+    def build(self, models: ModelsFor | Script) -> MootTeam:
         """The team on ``models``, by the command line's rule (``moot.roles.role_models``): one ``ModelSpec`` is
         ``--model SPEC``, a function of the role name is ``--model ROLE=SPEC`` for each role, and a role file's
-        own ``model:`` layer applies under either."""
-        spec = role_models(models, self.participants).spec
-        agents = [RoleAgent(role(name), spec(name)) for name in self.roles]
-        parts = TeamParts(agents, self._arbiter_agent(spec), self.stop(), self.name, self.description)
+        own ``model:`` layer applies under either. A scripted model given as it is (a ``ScriptedModel``) plays
+        every role, each on its own script."""
+        model = _model_per_role(models, self.participants)
+        agents = [RoleAgent(role(name), model(name)) for name in self.roles]
+        parts = TeamParts(agents, self._arbiter_agent(model), self.stop(), self.name, self.description)
         return self.kind.build(parts, self.options)
 
-    def _arbiter_agent(self, spec: Callable[[str], ModelSpec]) -> RoleAgent | Arbiter | None:
+    def _arbiter_agent(self, model: Callable[[str], ModelSpec | Script]) -> RoleAgent | Arbiter | None:
         """The arbiter a debate preset names: its judge role on its model, or the vote it is."""
         if self.arbiter is None:
             return None
         judge = self.arbiter.role
-        return RoleAgent(judge, spec(judge.name)) if judge is not None else self.arbiter.vote()
+        return RoleAgent(judge, model(judge.name)) if judge is not None else self.arbiter.vote()
 
-    def component(self, models: ModelsFor) -> ComponentModel:
+    def component(self, models: ModelsFor | Script) -> ComponentModel:
         """The preset on ``models`` (as :meth:`build` takes them) as an AutoGen component config (what
         ``Team.load_component`` reads)."""
         return self.build(models).dump_component()
+
+
+def _model_per_role(models: ModelsFor | Script, roles: Sequence[str]) -> Callable[[str], ModelSpec | Script]:
+    """What each role runs on: a script given as it is runs them all (a script holds no spec layers to apply);
+    anything else resolves by the command line's layers."""
+    if isinstance(models, Script):
+        return lambda name: models
+    return role_models(models, roles).spec
 
 
 def _check(preset: TeamPreset) -> None:
