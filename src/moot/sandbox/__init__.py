@@ -11,7 +11,8 @@ from moot.sandbox._cancel import SandboxCancelled, run_in_thread
 from moot.sandbox._limits import SandboxLimits
 from moot.sandbox._probe import probe_signature, probe_test
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus, SandboxStep, TestResult, label_for
-from moot.sandbox._sandbox import SandboxRunner, run_tests, validate_tests
+from moot.sandbox._runner import SandboxRunner
+from moot.sandbox._sandbox import run_tests, validate_tests
 
 __all__ = [
     "Outcome",
