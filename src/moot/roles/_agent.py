@@ -176,7 +176,7 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         role's default (a debate's later rounds require a rebuttal). The reply
         is always reported as the role's own type when it has one, so saved
         transcripts only ever hold registered message types. The message
-        carries every call the turn made (see :mod:`moot.models._meter`):
+        carries every call the turn made (see :mod:`moot._meter`):
         ``models_usage`` the logical tokens, failed attempts included, and its
         metadata the calls, billed tokens and cost.
         """
