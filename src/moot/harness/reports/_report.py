@@ -241,6 +241,7 @@ def debate_signals(metrics: Sequence[RowMetrics]) -> dict[str, float]:
     majority. Code: fixes (and how many passed more visible tests, so were
     adopted), items settled in round 1. Both: mean tokens per round.
     """
+    # A debate stored before flips were told apart by argument (no argued_flips) counts its flips only.
     short = [m for m in metrics if isinstance(m.team, DebateMetrics) and "argued_flips" in m.team.model_fields_set]
     code = [m.team for m in metrics if isinstance(m.team, CodeDebateMetrics)]
     signals: dict[str, float] = {}
@@ -261,8 +262,7 @@ def debate_signals(metrics: Sequence[RowMetrics]) -> dict[str, float]:
 
 
 def _short_signals(rows: Sequence[RowMetrics]) -> dict[str, float]:
-    """The short-answer debate's signals over ``rows`` (each with DebateMetrics that count argued flips: rows
-    from before flips were told apart by argument count them only as flips)."""
+    """The short-answer debate's signals over ``rows``, each a row with DebateMetrics that count argued flips."""
     debates = [m.team for m in rows if isinstance(m.team, DebateMetrics)]
     split = all("flips_to_unheld_answer" in d.model_fields_set for d in debates)  # rows from before the split
     unargued = sum(d.unargued_flips for d in debates)
