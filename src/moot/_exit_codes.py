@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 
 from moot._redact import redact
+from moot.store import RunStatus
 
 __all__ = [
     "BAD_INPUT",
@@ -54,8 +55,8 @@ def refuse(message: str) -> typer.Exit:
     return typer.Exit(BAD_INPUT)
 
 
-def exit_code(status: str) -> int:
+def exit_code(status: RunStatus) -> int:
     """The exit code of a run that ended with ``status`` (as the run store records it)."""
-    if status == "finished":
+    if status is RunStatus.FINISHED:
         return FINISHED
-    return PARTIAL if status in ("partial", "suspended") else FAILED
+    return PARTIAL if status in (RunStatus.PARTIAL, RunStatus.SUSPENDED) else FAILED

@@ -56,7 +56,7 @@ from moot.harness._cli import compare
 from moot.models import SPEC_FORM, refusal
 from moot.roles import known_roles, role, role_origin
 from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
-from moot.store import RunRecord, RunStore, resumable_state
+from moot.store import RunRecord, RunStatus, RunStore, resumable_state
 from moot.teams import AnswerOnce, ConsoleFeedback, Feedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
 from moot.tools import ConsoleApprover
 
@@ -168,7 +168,7 @@ def resume(
         found = RunStore.reader(store)  # a run to resume is looked up first: a missing store is not created
         found.check()
         record = _resumable(found, run_id, last)
-        if given is not None and record.status != "suspended":
+        if given is not None and record.status is not RunStatus.SUSPENDED:
             raise ConfigError(
                 f"run {record.id} is not waiting for feedback (status {record.status}); --approve and --feedback "
                 "answer a run suspended at a feedback pause"
@@ -392,7 +392,7 @@ def _drive(stream: AsyncIterator[object], team: MootTeam) -> TaskResult:
         raise _interrupted(team, TERMINATED) from None
     except Exception as exc:
         raise _failed(exc, team) from None
-    status = RunStore.shared(team.store_path).get(team.run_id).status if team.run_id else "finished"
+    status = RunStore.shared(team.store_path).get(team.run_id).status if team.run_id else RunStatus.FINISHED
     if exit_code(status) != FINISHED:
         raise typer.Exit(exit_code(status))
     return result

@@ -7,10 +7,7 @@ says what was wrong and what is valid, because the CLI prints it as one line.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from moot.models import Meter
+from moot._meter import Meter
 
 __all__ = [
     "ConfigError",

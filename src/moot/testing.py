@@ -6,9 +6,12 @@ this module.
 
     model = ScriptedModel({"generator": ["def add(a, b): return a + b"],
                            "critic": [Critique(...)]})
-    with model:                        # registered as scripted:default
-        result = await team.run(task="...")
-    # leaving the block asserts every reply was consumed
+    team = Reflection(RoleAgent(role("generator"), model), RoleAgent(role("critic"), model))
+    result = await team.run(task="...")
+    model.assert_consumed()            # every reply was asked for
+
+A spec string names a scripted model once it is registered: ``with model:``
+makes it ``scripted:default`` and asserts on leaving that every reply was used.
 """
 
 from __future__ import annotations

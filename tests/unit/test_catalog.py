@@ -391,6 +391,22 @@ def test_a_preset_is_an_autogen_component_config(project):
     assert [t["builtin"] for t in planner.config["tools"]] == ["run_python", "read_file", "write_file"]
 
 
+def test_each_topology_is_one_class_that_a_preset_file_names(tmp_path, monkeypatch):
+    from typing import get_args
+
+    from moot.teams._presets import TeamFile
+    from moot.teams._topologies import TOPOLOGIES
+
+    monkeypatch.chdir(tmp_path)  # plan_and_execute's file tools make their work directory here
+    assert get_args(TeamFile.model_fields["topology"].annotation) == tuple(TOPOLOGIES)
+    model = idle("generator", "critic", "architect", "ops", "business", "arbiter", "planner", "executor")
+    with model:
+        for preset in (load_preset(name) for name in ("draft_review", "expert_panel", "plan_and_execute")):
+            kind = TOPOLOGIES[preset.topology]
+            assert preset.kind is kind and isinstance(preset.options, kind.options) and kind.name == preset.topology
+            assert type(preset.build(model.spec)) is kind.team
+
+
 def test_a_preset_is_built_on_one_spec_as_on_the_command_line(project):
     """``component(spec)`` and ``build(spec)`` take a ModelSpec (``--model SPEC``) as well as a function of the
     role name (``--model ROLE=SPEC`` for each role); a role file's own model layer applies to both, as it does

@@ -155,24 +155,55 @@ def test_matched_k_rounds_the_debate_mean_half_up():
         matched_k([])
 
 
+def _debate(**fields: object) -> dict[str, object]:
+    """A short debate row's stored metrics: DebateMetrics as dumped, ``fields`` changed."""
+    from moot.teams import DebateMetrics
+
+    base = DebateMetrics(first_round_diversity=2, flips={"expert_1": []}, agreement_per_round=[1.0], parse_failures=0)
+    return {**base.model_dump(), **fields}
+
+
 def test_debate_signals_total_the_honesty_metrics_of_short_and_code_debates():
     from moot.harness.reports._report import debate_signals
+    from moot.harness.reports._row_metrics import RowMetrics
+    from moot.teams import CodeDebateMetrics
 
-    short = [
-        {"argued_flips": 1, "unargued_flips": 2, "flips_to_unheld_answer": 1, "final_in_first_round": True,
-         "overturned_majority": True, "tokens_per_round": [100, 50]},
-        {"argued_flips": 0, "unargued_flips": 1, "flips_to_unheld_answer": 0, "final_in_first_round": False,
-         "tokens_per_round": [120]},
+    stored = [
+        _debate(argued_flips=1, unargued_flips=2, flips_to_unheld_answer=1, final_in_first_round=True,
+                overturned_majority=True, tokens_per_round=[100, 50]),
+        _debate(argued_flips=0, unargued_flips=1, flips_to_unheld_answer=0, final_in_first_round=False,
+                tokens_per_round=[120]),
     ]  # fmt: skip
-    signals = debate_signals(short)
+    signals = debate_signals([RowMetrics.of(m) for m in stored])
     assert signals["argued flips"] == 1 and signals["unargued flips (recorded, not adopted)"] == 3
     assert signals["flips to an answer no expert held"] == 1
-    old = debate_signals([{k: v for k, v in m.items() if k != "flips_to_unheld_answer"} for m in short])
+    before_split = [{k: v for k, v in m.items() if k != "flips_to_unheld_answer"} for m in stored]
+    old = debate_signals([RowMetrics.of(m) for m in before_split])
     assert old["unargued flips"] == 3 and "flips to an answer no expert held" not in old  # rows before the split
     assert signals["verdict among first-round answers"] == 1 and signals["ruling overturned a correct majority"] == 1
     assert signals["tokens in round 1 (mean of 2 items)"] == 110
     assert signals["tokens in round 2 (mean of 1 items)"] == 50
-    code = [{"fixes": 2, "fixes_adopted": 1, "tokens_per_round": [300]}]
-    totals = debate_signals(code)
+    code = CodeDebateMetrics(
+        candidates=3, first_round_passing=1, fixes=2, fixes_adopted=1, chosen_round=2, tokens_per_round=[300],
+        parse_failures=0,
+    )  # fmt: skip
+    totals = debate_signals([RowMetrics.of(code.model_dump())])
     assert totals["settled in round 1"] == 1 and totals["fixes adopted (passed more visible tests)"] == 1
-    assert debate_signals([{"k": 5}]) == {}  # not a debate arm
+    assert debate_signals([RowMetrics.of({"k": 5})]) == {}  # not a debate arm
+
+
+def test_a_rows_metrics_are_typed_by_the_team_that_wrote_them():
+    from moot.harness.reports._row_metrics import RowMetrics
+    from moot.teams import CodeDebateMetrics, DebateMetrics
+
+    assert isinstance(RowMetrics.of(_debate(verdict_by="arbiter")).team, DebateMetrics)
+    code = {"candidates": 3, "first_round_passing": 1, "fixes": 0, "fixes_adopted": 0, "chosen_round": 1,
+            "tokens_per_round": [9], "parse_failures": 0, "chosen": "c1"}  # fmt: skip
+    assert isinstance(RowMetrics.of(code).team, CodeDebateMetrics)
+    before_adoption = {k: v for k, v in code.items() if k != "fixes_adopted"} | {"fixes_improved": 0}
+    assert RowMetrics.of(before_adoption).team is None  # counted otherwise then: no code debate signals
+    renamed = {k: v for k, v in _debate().items() if k not in ("first_round_vote", "final_matches_first_round_vote")}
+    assert isinstance(RowMetrics.of({**renamed, "first_round_majority": "4"}).team, DebateMetrics)
+    sampled = RowMetrics.of({"k": 5, "oracle": {"candidates": 2, "best": 1.0, "gap": True}, "first_round_score": None})
+    assert sampled.team is None and sampled.oracle is not None and sampled.oracle.gap
+    assert sampled.first_round_score is None

@@ -1,8 +1,10 @@
 """The import graph stays layered: read from the source with ``ast``, so no module has to be imported.
 
-Units are ``moot``'s top-level modules and packages (``moot.cli``, ``moot.store``, ``moot.teams`` ...). An
-import inside a function counts: a lazy import hides a cycle from Python, not from the reader. Imports under
-``if TYPE_CHECKING:`` do not count (they never run).
+Every import counts: one inside a function (a lazy import hides a cycle from Python, not from the reader) and
+one under ``if TYPE_CHECKING:`` (it never runs, but the two modules still need each other to be read). Two
+granularities are checked: units, ``moot``'s top-level modules and packages (``moot.cli``, ``moot.store``,
+``moot.teams`` ...), and single modules, so two modules of one package that import each other
+(``models/_spec`` and ``models/_providers`` did) are a cycle too.
 """
 
 from __future__ import annotations
@@ -21,42 +23,46 @@ PRIVATE_ALLOWED = {
 }
 """Imports of another package's private module (``from moot.X._y import`` outside ``moot/X/``) that are meant."""
 
-
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(SRC).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
 def _unit(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    hidden: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            hidden.update(id(child) for child in ast.walk(node))
-    return hidden
+def _imported(node: ast.ImportFrom) -> Iterator[str]:
+    """The moot modules ``from X import a, b`` loads: ``X.a`` where that is a module (``from moot import cli``),
+    else ``X`` itself."""
+    assert node.module is not None
+    for alias in node.names:
+        submodule = f"{node.module}.{alias.name}"
+        yield submodule if submodule in MODULES else node.module
 
 
 def _imports(path: Path) -> Iterator[str]:
-    """The moot modules ``path`` imports at run time."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    hidden = _type_checking_nodes(tree)
-    for node in ast.walk(tree):
-        if id(node) in hidden:
-            continue
+    """The moot modules ``path`` imports, wherever the import statement stands."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and node.module.startswith("moot"):
-            if node.module == "moot":
-                yield from (f"moot.{alias.name}" for alias in node.names)
-            else:
-                yield node.module
+            yield from _imported(node)
         elif isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names if alias.name.startswith("moot."))
 
 
 def _edges() -> list[tuple[str, str]]:
-    return [(_module_name(path), target) for path in sorted(PACKAGE.rglob("*.py")) for target in _imports(path)]
+    return [(module, target) for module, path in MODULES.items() for target in _imports(path)]
+
+
+def _module_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for source, target in _edges():
+        if source != target:
+            graph[source].add(target)
+    return graph
 
 
 def _unit_graph() -> dict[str, set[str]]:
@@ -77,9 +83,22 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+def test_the_graph_sees_imports_in_functions_and_under_type_checking():
+    edges = set(_edges())
+    assert ("moot.tracing._tracer", "moot.store") in edges  # under ``if TYPE_CHECKING:``
+    assert ("moot.teams._base", "moot.store") in edges  # inside a method
+    assert ("moot.cli", "moot.harness._cli") in edges  # at module level
+
+
 def test_no_unit_imports_itself_back():
     graph = _unit_graph()
     cycles = sorted(unit for unit in list(graph) if unit in _reachable(graph, unit))
+    assert not cycles, f"import cycles through: {', '.join(cycles)}"
+
+
+def test_no_module_imports_itself_back():
+    graph = _module_graph()
+    cycles = sorted(module for module in list(graph) if module in _reachable(graph, module))
     assert not cycles, f"import cycles through: {', '.join(cycles)}"
 
 

@@ -10,9 +10,13 @@ from collections import deque
 import pytest
 from autogen_core.models import CreateResult, SystemMessage, UserMessage
 
-from moot import ConfigError, Critique, ModelSpec
+from moot import ConfigError, Critique, ModelSpec, Reflection, RoleAgent, role
+from moot.conditions import MaxRounds
 from moot.errors import ScriptError
+from moot.models import Script, registered_scripts
+from moot.teams import load_preset
 from moot.testing import DeterministicModel, ScriptedClient, ScriptedModel
+from tests.conftest import make_critique
 
 
 def user(text):
@@ -196,3 +200,46 @@ def test_from_file_rejects_bad_files(tmp_path, content, message):
 def test_from_file_missing_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read scripted model file"):
         ScriptedModel.from_file(tmp_path / "absent.json")
+
+
+# ------------------------------------------------------------ a scripted model given as it is
+def _reflection_on(model: Script, stop_rounds: int = 1) -> Reflection:
+    return Reflection(
+        RoleAgent(role("generator"), model), RoleAgent(role("critic"), model), stop=MaxRounds(stop_rounds)
+    )
+
+
+async def test_a_scripted_model_given_as_it_is_runs_a_team_without_the_registry():
+    model = ScriptedModel({"generator": ["draft"], "critic": [make_critique(90)]}, name="unregistered")
+    result = await _reflection_on(model).run(task="Write add(a, b).")
+    assert result.answer == "draft" and "unregistered" not in registered_scripts()
+    model.assert_consumed()
+    assert "draft" in model.calls("critic")[0].prompt_text  # exactly what the critic saw
+    team = _reflection_on(ScriptedModel({"generator": [], "critic": []}, name="unregistered"))
+    assert team.generator.spec == ModelSpec.parse("scripted:unregistered")  # what the run records
+
+
+async def test_a_scripted_model_given_as_it_is_stays_strict():
+    extra_call = ScriptedModel({"generator": ["draft"], "critic": []})
+    with pytest.raises(ScriptError, match="unexpected call #1 to the scripted model of 'critic'"):
+        await _reflection_on(extra_call).run(task="Write add(a, b).")
+    unused = ScriptedModel({"generator": ["draft", "never asked for"], "critic": [make_critique(90)]})
+    await _reflection_on(unused).run(task="Write add(a, b).")
+    with pytest.raises(ScriptError, match="'generator' has 1 unconsumed replies"):
+        unused.assert_consumed()
+    with pytest.raises(ConfigError, match="has no script for agent 'critic'"):
+        _reflection_on(ScriptedModel({"generator": []}))
+
+
+async def test_a_deterministic_model_is_given_as_it_is_too():
+    result = await _reflection_on(DeterministicModel(name="quiet")).run(task="Write add(a, b).")
+    assert result.answer.startswith("generator draft") and "quiet" not in registered_scripts()
+
+
+def test_a_preset_builds_on_a_scripted_model_given_as_it_is():
+    model = ScriptedModel({name: [] for name in ("architect", "ops", "business", "arbiter")}, name="panel")
+    team = load_preset("expert_panel").build(model)
+    assert {agent.name: agent.model_client for agent in [*team.experts, team.arbiter]} == {
+        name: model.client(name) for name in ("architect", "ops", "business", "arbiter")
+    }
+    assert "panel" not in registered_scripts()

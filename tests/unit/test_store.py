@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from moot.cli import app
 from moot.conditions import MaxRounds
 from moot.errors import ConfigError
-from moot.store import RunStore
+from moot.store import RunStatus, RunStore
 from moot.store._migrations import MIGRATIONS
 from moot.testing import ScriptedModel
 from tests.conftest import make_critique, make_debate, make_position, make_rebuttal, make_reflection, make_verdict
@@ -109,6 +109,19 @@ async def test_a_run_can_opt_out_of_recording():
         team.record = False
         await team.run(task=TASK)
     assert RunStore.default().list() == []
+
+
+def test_a_status_is_stored_as_its_plain_text_and_read_back_as_the_enum(tmp_path):
+    path = tmp_path / "runs.sqlite3"
+    store = RunStore(path)
+    store.create_run("r1", team="reflection", task=TASK)
+    store.finish("r1", RunStatus.PARTIAL, "a fault cut it short", None)
+    raw = sqlite3.connect(path)
+    assert raw.execute("SELECT status, typeof(status) FROM runs").fetchall() == [("partial", "text")]
+    raw.execute("UPDATE runs SET status = 'suspended'")  # as a store written before the enum has it
+    raw.commit()
+    record = RunStore.reader(path).get("r1")
+    assert record.status is RunStatus.SUSPENDED and record.model_dump(mode="json")["status"] == "suspended"
 
 
 def test_migrations_are_named_applied_once_and_recorded(tmp_path):

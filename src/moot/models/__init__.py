@@ -1,15 +1,17 @@
 """Model specs and the clients they build: the embedded model, OpenAI-compatible endpoints, scripted.
 
-Spec -> client is one table (``_providers.py``): ``register_provider`` adds a
-provider. Scripted models (``scripted:NAME``) are production code, for dry
-runs as much as for tests; ``moot.testing`` re-exports them for tests.
+Spec -> client is one table of providers (``_spec.py``, the built-ins
+registered by ``_providers.py``): ``register_provider`` adds a provider.
+Scripted models (``scripted:NAME``) are production code, for dry runs as much
+as for tests; ``moot.testing`` re-exports them for tests. The ``Meter`` that
+counts calls lives below every package (``moot._meter``) and is re-exported here.
 """
 
+import moot.models._providers  # noqa: F401  (registers the built-in providers: local, openai, scripted)
+from moot._meter import Meter, TokenTotals, meter_metadata, metered
 from moot.models._delegating import DelegatingClient
 from moot.models._deterministic import DeterministicModel
 from moot.models._local import local_model_identity
-from moot.models._meter import Meter, TokenTotals, meter_metadata, metered
-from moot.models._providers import Provider, provider_names, register_provider, unregister_provider
 from moot.models._retry import RetryingClient, RetryPolicy, refusal
 from moot.models._scripted import (
     Script,
@@ -22,7 +24,7 @@ from moot.models._scripted import (
     registered_scripts,
     unregister_script,
 )
-from moot.models._spec import SPEC_FORM, ModelSpec
+from moot.models._spec import SPEC_FORM, ModelSpec, Provider, provider_names, register_provider, unregister_provider
 from moot.models._whole_reply import WholeReplyStream
 
 __all__ = [

@@ -20,7 +20,14 @@ from typing import Any
 from autogen_core.models import LLMMessage
 from pydantic import BaseModel
 
-from moot.models._scripted import ScriptedClient, ScriptedReply, message_text, register_script, unregister_script
+from moot.models._scripted import (
+    Script,
+    ScriptedClient,
+    ScriptedReply,
+    message_text,
+    register_script,
+    unregister_script,
+)
 
 __all__ = ["BUILT_IN", "DeterministicModel"]
 
@@ -28,7 +35,7 @@ BUILT_IN = "deterministic"
 """The name ``scripted:deterministic`` resolves to without registering anything."""
 
 
-class DeterministicModel:
+class DeterministicModel(Script):
     """Replies that are a pure function of (agent, prompt), for crash-and-resume tests.
 
     A resumed run in a new process sends the same prompts as the run that

@@ -7,7 +7,9 @@ both when the loop calls the model more than expected and when it calls it
 less. Users dry-run with them too (``--model scripted:deterministic``, see
 ``_deterministic.py``), which is why they live here and not in ``moot.testing``.
 
-Scripts are found by name (``scripted:NAME``) in one registry:
+A scripted model is given to a role as it is, like any client
+(``RoleAgent(role, model)``: each agent plays its own script), or named in a
+spec string, ``scripted:NAME``, which is what the one registry is for:
 :func:`register_script` / :func:`unregister_script`, or ``with model:``.
 """
 
@@ -15,12 +17,13 @@ from __future__ import annotations
 
 import inspect
 import json
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from autogen_core import CancellationToken
 from autogen_core.models import (
@@ -179,8 +182,25 @@ class ScriptedClient(WholeReplyStream, ChatCompletionClient):
         return _INFO
 
 
-class ScriptedModel:
-    """Scripts for several agents under one name, usable as ``scripted:NAME`` in any spec."""
+class Script(ABC):
+    """A named source of one scripted client per agent: given to a role as it is (``RoleAgent(role, script)``),
+    or named in a spec as ``scripted:NAME`` once registered."""
+
+    name: str
+
+    @abstractmethod
+    def client(self, agent: str | None) -> ScriptedClient:
+        """The client that plays ``agent``'s part (the same one on every call, so its script is shared)."""
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The spec that names this script (``scripted:NAME``), as a run records the model its roles ran on."""
+        return ModelSpec(provider="scripted", model=self.name)
+
+
+class ScriptedModel(Script):
+    """Scripts for several agents under one name: give it to the roles directly, or register it (``with model:``)
+    to name it as ``scripted:NAME`` in a spec."""
 
     def __init__(self, scripts: Mapping[str, Iterable[ScriptedReply]], name: str = "default") -> None:
         self.name = name
@@ -197,10 +217,6 @@ class ScriptedModel:
             raise ConfigError(f"scripted model file {path} must map agent names to lists of replies")
         return cls(data, name=str(path))
 
-    @property
-    def spec(self) -> ModelSpec:
-        return ModelSpec(provider="scripted", model=self.name)
-
     def client(self, agent: str | None) -> ScriptedClient:
         if agent is None or agent not in self.clients:
             raise ConfigError(
@@ -213,6 +229,7 @@ class ScriptedModel:
         return self.client(agent).calls
 
     def assert_consumed(self) -> None:
+        """Raise ScriptError if a reply was never asked for (leaving ``with model:`` checks this too)."""
         for client in self.clients.values():
             client.assert_consumed()
 
@@ -226,14 +243,6 @@ class ScriptedModel:
         unregister_script(self.name)
         if exc_type is None:
             self.assert_consumed()
-
-
-class Script(Protocol):
-    """What ``scripted:NAME`` resolves to: a named source of one client per agent."""
-
-    name: str
-
-    def client(self, agent: str | None) -> ScriptedClient: ...
 
 
 _REGISTRY: dict[str, Script] = {}

@@ -1,39 +1,47 @@
-"""ModelSpec: which model a role talks to, as one frozen, serialisable value.
+"""ModelSpec: which model a role talks to, as one frozen, serialisable value; and the table of providers a spec
+may name.
 
 A spec is a *layer*: every field may be None, meaning "inherit". A debate keeps
 one base spec and a small override per role (``base.resolve(override)``), so a
 role's temperature or endpoint can differ without copying dicts around.
+
+Spec -> client is one table from provider name to the :class:`Provider` that
+builds its client; there is no if-chain to extend. The spec and the table define
+each other (a spec may only name a registered provider, whose kind sets its
+price and deadline; a provider builds its client from a spec), so both live
+here. The built-in providers (``local``, ``openai``, ``scripted``) are
+registered by ``_providers.py``; a user (or a test) adds one with
+:func:`register_provider`, after which ``NAME:MODEL`` parses like the built-ins.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Literal, get_args
-from urllib.parse import parse_qsl, urlencode, urlsplit
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit
 
+from autogen_core.models import ChatCompletionClient
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from moot.errors import ConfigError
+from moot.models._retry import RetryingClient
+from moot.models._spec_text import QUERY_KEYS, RESPONSE_FORMATS, SPEC_FORM, ResponseFormat, parse_fields
 
-if TYPE_CHECKING:
-    from autogen_core.models import ChatCompletionClient
+__all__ = [
+    "RESPONSE_FORMATS",
+    "SPEC_FORM",
+    "ClientBuilder",
+    "ModelSpec",
+    "Provider",
+    "ResponseFormat",
+    "build_client",
+    "check_available",
+    "provider_names",
+    "register_provider",
+    "unregister_provider",
+]
 
-__all__ = ["RESPONSE_FORMATS", "SPEC_FORM", "ModelSpec", "ResponseFormat"]
-
-ResponseFormat = Literal["json_schema", "json_object_schema", "json_object"]
-"""How a served model is sent the schema of a structured reply (see ``ModelSpec.response_format``)."""
-RESPONSE_FORMATS: tuple[str, ...] = get_args(ResponseFormat)
-SPEC_FORM = (
-    "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&timeout=S&base_url=URL&api_key_env=VAR"
-    "&price_in=USD&price_out=USD&response_format=" + "|".join(RESPONSE_FORMATS) + "]"
-)
-_QUERY_KEYS = (
-    "seed", "max_tokens", "timeout", "base_url", "api_key_env", "price_in", "price_out", "response_format",
-    "temperature",
-)  # fmt: skip
-_NUMBERS = {
-    "seed": int, "max_tokens": int, "temperature": float, "timeout": float, "price_in": float, "price_out": float
-}  # fmt: skip
 NETWORK_TIMEOUT = 120.0
 """Seconds one call to a network model may take by default: a server that accepts and never answers costs at
 most this times the retry attempts, not the SDK's ten minutes each."""
@@ -56,7 +64,7 @@ class ModelSpec(BaseModel):
         @0.9                      an override that only changes the temperature
         scripted:NAME             a scripted model (``scripted:deterministic`` is built in)
 
-    Providers are a table (``models/_providers.py``); ``register_provider`` adds one.
+    Providers are a table (:func:`register_provider` adds one; the built-ins are in ``models/_providers.py``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -90,11 +98,8 @@ class ModelSpec(BaseModel):
     @field_validator("provider")
     @classmethod
     def _is_registered(cls, value: str | None) -> str | None:
-        if value is not None:
-            from moot.models._providers import provider_names
-
-            if value not in provider_names():
-                raise ValueError(f"unknown provider {value!r}; valid providers: {', '.join(provider_names())}")
+        if value is not None and value not in provider_names():
+            raise ValueError(f"unknown provider {value!r}; valid providers: {', '.join(provider_names())}")
         return value
 
     @field_validator("base_url")
@@ -173,8 +178,6 @@ class ModelSpec(BaseModel):
 
     @property
     def _runs_here(self) -> bool:
-        from moot.models._providers import provider
-
         return provider(self.effective_provider).runs_here
 
     # ------------------------------------------------------------ string form
@@ -182,7 +185,7 @@ class ModelSpec(BaseModel):
     def parse(cls, text: str) -> ModelSpec:
         """Parse the compact string form; raise ConfigError naming what is valid."""
         try:
-            return cls(**_parse_fields(text))
+            return cls(**parse_fields(text, provider_names()))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
@@ -195,7 +198,7 @@ class ModelSpec(BaseModel):
             head += f":{self.model}"
         if self.temperature is not None:
             head += "@" + repr(self.temperature).removesuffix(".0")  # shortest exact form; :g kept 6 digits
-        query = {k: getattr(self, k) for k in _QUERY_KEYS if k != "temperature" and getattr(self, k) is not None}
+        query = {k: getattr(self, k) for k in QUERY_KEYS if k != "temperature" and getattr(self, k) is not None}
         return head + (f"?{urlencode(query, safe=':/')}" if query else "")
 
     # ----------------------------------------------------------------- clients
@@ -205,67 +208,91 @@ class ModelSpec(BaseModel):
         ``agent`` selects the agent's script for scripted models and is
         ignored by real providers.
         """
-        from moot.models._providers import build_client
-
         return build_client(self, agent)
 
     def check(self) -> None:
         """Refuse (ConfigError) a spec whose client cannot be built here, without building it: the extra is
         missing, the key is unset, the script is unknown. Loads nothing and connects nowhere."""
-        from moot.models._providers import check_available
-
         check_available(self)
 
 
-def _parse_fields(text: str) -> dict[str, object]:
-    """Split ``PROVIDER[:MODEL][@TEMP][?k=v&...]`` into ModelSpec fields."""
-    raw = text.strip()
-    if not raw:
-        raise ConfigError(f"empty model spec; form: {SPEC_FORM}, e.g. local or local@0.7")
-    head, _, query = raw.partition("?")
-    fields: dict[str, object] = {}
-    if "@" in head:
-        head, _, temp = head.rpartition("@")
-        fields["temperature"] = _number(text, "temperature", temp)
-    provider, sep, model = head.partition(":")
-    if provider:
-        from moot.models._providers import provider_names
+# ---------------------------------------------------------------- providers
+ClientBuilder = Callable[[ModelSpec, str | None], ChatCompletionClient]
+"""Build the client of one spec; the second argument names the agent (scripted models keep a script per agent)."""
 
-        known = provider_names()
-        if provider not in known:
-            raise ConfigError(
-                f"bad model spec {text!r}: unknown provider {provider!r}; valid providers: {', '.join(known)}"
-            )
-        fields["provider"] = provider
-    if sep:
-        if not model:
-            raise ConfigError(f"bad model spec {text!r}: empty model name after ':'; form: {SPEC_FORM}")
-        fields["model"] = model
-    fields.update(_parse_query(text, query))
-    return fields
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
-def _parse_query(text: str, query: str) -> dict[str, object]:
-    fields: dict[str, object] = {}
-    try:
-        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
-    except ValueError:
-        raise ConfigError(f"bad model spec {text!r}: query must be key=value pairs joined by '&'") from None
-    for key, value in pairs:
-        if key not in _QUERY_KEYS:
-            raise ConfigError(
-                f"bad model spec {text!r}: unknown option {key!r}; valid options: {', '.join(_QUERY_KEYS)}"
-            )
-        fields[key] = _number(text, key, value) if key in _NUMBERS else value
-    return fields
+def _nothing_to_check(spec: ModelSpec) -> None:
+    """A provider without a cheap availability check: its failures surface at the first call."""
 
 
-def _number(text: str, key: str, value: str) -> float | int:
-    try:
-        number = _NUMBERS[key](value)
-    except ValueError:
-        kind = "a number" if _NUMBERS[key] is float else "an integer"
-        raise ConfigError(f"bad model spec {text!r}: {key} must be {kind}, got {value!r}") from None
-    if isinstance(number, float) and not math.isfinite(number):
-        raise ConfigError(f"bad model spec {text!r}: {key} must be finite, got {value!r}")
-    return number
+@dataclass(frozen=True)
+class Provider:
+    """How one provider turns a spec into a client, and checks cheaply that it could."""
+
+    build: ClientBuilder
+    check: Callable[[ModelSpec], None] = _nothing_to_check
+    retried: bool = True
+    """Wrap the client in the one retry layer (:class:`RetryingClient`); scripted clients are not, so a test's
+    scripted exception reaches the team as it is."""
+    runs_here: bool = False
+    """The model runs in this process (the embedded and scripted models): it costs nothing unless a spec names a
+    price, and a call has no deadline unless a spec sets one. A provider that calls a server (every registered
+    provider unless it says otherwise) has an unknown price and the network deadline by default."""
+
+
+_PROVIDERS: dict[str, Provider] = {}
+
+
+def register_provider(
+    name: str,
+    build: ClientBuilder,
+    check: Callable[[ModelSpec], None] = _nothing_to_check,
+    *,
+    retried: bool = True,
+    runs_here: bool = False,
+) -> None:
+    """Make ``NAME[:MODEL]`` specs build their clients with ``build``; a name registered again is replaced.
+
+    ``check`` must refuse (ConfigError / ModelUnavailableError) a spec that cannot work here without loading
+    or connecting anything, so commands refuse before they write.
+    """
+    if not _NAME.match(name):
+        raise ConfigError(f"bad provider name {name!r}: lowercase letters, digits, '_' and '-', starting with a letter")
+    _PROVIDERS[name] = Provider(build, check, retried, runs_here)
+
+
+def unregister_provider(name: str) -> None:
+    _PROVIDERS.pop(name, None)
+
+
+def provider_names() -> tuple[str, ...]:
+    """The providers a spec may name, in registration order (built-ins first)."""
+    return tuple(_PROVIDERS)
+
+
+def provider(name: str) -> Provider:
+    found = _PROVIDERS.get(name)
+    if found is None:
+        raise ConfigError(f"unknown provider {name!r}; valid providers: {', '.join(_PROVIDERS)}")
+    return found
+
+
+def build_client(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
+    """The client for ``spec``, in the retry layer when its provider asks for it."""
+    chosen = provider(spec.effective_provider)
+    client = chosen.build(spec, agent)
+    if not chosen.retried:
+        return client
+    return RetryingClient(client, model=_label(spec), deadline=spec.effective_timeout)
+
+
+def check_available(spec: ModelSpec) -> None:
+    """Refuse a spec that cannot be used here, cheaply (see :func:`register_provider`)."""
+    provider(spec.effective_provider).check(spec)
+
+
+def _label(spec: ModelSpec) -> str:
+    """The spec as errors name it, provider spelled out (``local@0.7``, not ``@0.7``); never holds a secret."""
+    return str(spec.model_copy(update={"provider": spec.effective_provider}))

@@ -31,7 +31,7 @@ from autogen_core.models import (
 from pydantic import BaseModel, ValidationError
 
 from moot.errors import MalformedOutputError
-from moot.models import Meter, ModelSpec, meter_metadata
+from moot.models import Meter, ModelSpec, Script, meter_metadata
 from moot.roles._fit import fit_text_lengths
 from moot.roles._prompts import schema_hint
 from moot.roles._role import Role, import_output_type
@@ -103,7 +103,9 @@ def _logical(meter: Meter) -> RequestUsage:
 
 
 class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
-    """One role on one model. ``model`` is a ModelSpec (preferred) or a ready client."""
+    """One role on one model. ``model`` is a ModelSpec (preferred), a scripted model given as it is (a
+    :class:`~moot.models.Script`, e.g. ``ScriptedModel``: the agent plays its own script, and the run records
+    the script's ``scripted:NAME`` spec), or a ready client."""
 
     component_config_schema = RoleAgentConfig
     component_provider_override = "moot.roles.RoleAgent"
@@ -111,15 +113,14 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
     def __init__(
         self,
         role: Role,
-        model: ModelSpec | ChatCompletionClient,
+        model: ModelSpec | Script | ChatCompletionClient,
         *,
         name: str | None = None,
         max_parse_retries: int = 2,
     ) -> None:
         super().__init__(name or role.name, role.description)
         self.role = role
-        self.spec = model if isinstance(model, ModelSpec) else None
-        self.model_client = model.client(self.name) if isinstance(model, ModelSpec) else model
+        self.spec, self.model_client = _connect(model, self.name)
         self.max_parse_retries = max_parse_retries
 
     @property
@@ -175,7 +176,7 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         role's default (a debate's later rounds require a rebuttal). The reply
         is always reported as the role's own type when it has one, so saved
         transcripts only ever hold registered message types. The message
-        carries every call the turn made (see :mod:`moot.models._meter`):
+        carries every call the turn made (see :mod:`moot._meter`):
         ``models_usage`` the logical tokens, failed attempts included, and its
         metadata the calls, billed tokens and cost.
         """
@@ -290,6 +291,17 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         role = Role(config.role, config.description, config.system_prompt, output, persona=config.persona)
         model: Any = config.model or ChatCompletionClient.load_component(config.model_client)  # type: ignore[arg-type]
         return cls(role, model, name=config.name, max_parse_retries=config.max_parse_retries)
+
+
+def _connect(
+    model: ModelSpec | Script | ChatCompletionClient, agent: str
+) -> tuple[ModelSpec | None, ChatCompletionClient]:
+    """The spec a run records for ``model`` (none for a ready client) and the client ``agent`` calls."""
+    if isinstance(model, Script):
+        return model.spec, model.client(agent)
+    if isinstance(model, ModelSpec):
+        return model, model.client(agent)
+    return None, model
 
 
 def _one_line(exc: ValidationError) -> str:

@@ -20,7 +20,8 @@ from moot.sandbox._programs import (
     without_scaffolding,
 )
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus, SandboxStep, TestResult, label_for
-from moot.sandbox._sandbox import SandboxRunner, run_tests, validate_tests
+from moot.sandbox._runner import SandboxRunner
+from moot.sandbox._sandbox import run_tests, validate_tests
 
 __all__ = [
     "Outcome",

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from moot.sandbox._limits import SandboxLimits
     from moot.sandbox._results import SandboxResult
-    from moot.sandbox._sandbox import SandboxRunner
+    from moot.sandbox._runner import SandboxRunner
 
 __all__ = ["Cancellation", "SandboxCancelled", "current_cancellation", "run_in_thread"]
 

@@ -44,7 +44,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 from moot.errors import ConfigError
 from moot.sandbox._cancel import Cancellation, SandboxCancelled, current_cancellation
@@ -54,7 +54,7 @@ from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, ProtocolBreach, a
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus
 from moot.sandbox._wire import HEAD_LIMIT, Channel, ChannelClosed, Frame, WireError, frame
 
-__all__ = ["SandboxRunner", "run_tests", "validate_tests"]
+__all__ = ["run_tests", "validate_tests"]
 
 _HERE = Path(__file__).resolve().parent
 _SHARED = {"_moot_child.py": "_child.py", "_moot_confine.py": "_confine.py", "_moot_wire.py": "_wire.py"}
@@ -78,17 +78,6 @@ def floor() -> tuple[str, ...]:
     """The layers a sandbox process must report before it gets any code: :data:`SAFE_FLOOR`, and as root the
     unprivileged uid (root's own uid reads every root-owned file that Landlock alone stands in front of)."""
     return (*SAFE_FLOOR, UNPRIVILEGED) if os.geteuid() == 0 else SAFE_FLOOR
-
-
-class SandboxRunner(Protocol):
-    """Runs code against tests; :func:`run_tests` is the real one. Inject another (e.g. in tests) where accepted.
-
-    Contract: the sandbox's own failures are *returned* as status TOOL_FAULT
-    (an ``OSError`` raised is treated the same way); the code's failures as
-    CONTENT_FAULT.
-    """
-
-    def __call__(self, code: str, tests: Sequence[str], limits: SandboxLimits) -> SandboxResult: ...
 
 
 def validate_tests(tests: Sequence[str]) -> list[str]:

@@ -7,7 +7,8 @@ the store's RunRecorder implements; they live here, below the teams, so the stor
 from moot.store._hooks import RunInfo, TeamHooks
 from moot.store._migrations import Migration, migrate
 from moot.store._recorder import RunRecorder
-from moot.store._store import FINISHED, RESUMABLE, RunRecord, RunStore, TurnRecord, resumable_state
+from moot.store._status import FINISHED, RESUMABLE, RunStatus
+from moot.store._store import RunRecord, RunStore, TurnRecord, resumable_state
 
 __all__ = [
     "FINISHED",
@@ -16,6 +17,7 @@ __all__ = [
     "RunInfo",
     "RunRecord",
     "RunRecorder",
+    "RunStatus",
     "RunStore",
     "TeamHooks",
     "TurnRecord",

@@ -2,9 +2,9 @@
 
 Subclass :class:`TeamHooks` and override what you need; every method is a
 no-op by default. Hooks see moot's own records (message dumps, state dicts),
-so a hook never needs to know AutoGen's types. The module imports nothing
-from moot; it lives with the run store, whose RunRecorder implements it, so
-the store never loads a team (``moot.teams`` re-exports both names).
+so a hook never needs to know AutoGen's types. The module imports only the
+store's RunStatus; it lives with the run store, whose RunRecorder implements
+it, so the store never loads a team (``moot.teams`` re-exports both names).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from moot.store._status import RunStatus
 
 __all__ = ["RunInfo", "TeamHooks"]
 
@@ -43,6 +45,6 @@ class TeamHooks:
         """A turn completed: its messages and the team state after it (a checkpoint)."""
 
     async def on_run_end(
-        self, run_id: str, status: str, stop_reason: str | None, result: Mapping[str, Any] | None
+        self, run_id: str, status: RunStatus, stop_reason: str | None, result: Mapping[str, Any] | None
     ) -> None:
-        """The run ended: ``finished``, ``partial``, ``interrupted`` or ``failed``."""
+        """The run ended or paused: finished, partial, suspended, interrupted or failed."""

@@ -10,6 +10,7 @@ from typing import Any
 from moot.errors import LeaseLostError
 from moot.store._hooks import RunInfo, TeamHooks
 from moot.store._lease import LEASE_SECONDS
+from moot.store._status import RunStatus
 from moot.store._store import RunStore
 
 __all__ = ["RunRecorder"]
@@ -50,12 +51,13 @@ class RunRecorder(TeamHooks):
         self.store.record(run_id, seq, messages, state)
 
     async def on_run_end(
-        self, run_id: str, status: str, stop_reason: str | None, result: Mapping[str, Any] | None
+        self, run_id: str, status: RunStatus, stop_reason: str | None, result: Mapping[str, Any] | None
     ) -> None:
         beat = self._heartbeats.pop(run_id, None)
         if beat is not None:
             beat.cancel()
-        if status in ("interrupted", "failed"):
-            self.store.fail(run_id, status, stop_reason or status)
+        ended = RunStatus(status)
+        if ended in (RunStatus.INTERRUPTED, RunStatus.FAILED):
+            self.store.fail(run_id, ended, stop_reason or ended)
         else:
-            self.store.finish(run_id, status, stop_reason, result)
+            self.store.finish(run_id, ended, stop_reason, result)

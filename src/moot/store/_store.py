@@ -27,11 +27,9 @@ from moot.errors import ConfigError, LeaseLostError, RunBusyError
 from moot.models import Meter, metered
 from moot.store._lease import Lease, me
 from moot.store._migrations import migrate, now
+from moot.store._status import FINISHED, RESUMABLE, RunStatus
 
-__all__ = ["FINISHED", "RESUMABLE", "RunRecord", "RunStore", "TurnRecord", "resumable_state"]
-
-FINISHED = ("finished", "partial")
-RESUMABLE = ("running", "interrupted", "suspended", "failed")
+__all__ = ["RunRecord", "RunStore", "TurnRecord", "resumable_state"]
 
 
 class RunRecord(BaseModel):
@@ -41,7 +39,7 @@ class RunRecord(BaseModel):
     task: str
     models: dict[str, str]
     options: dict[str, Any]
-    status: str
+    status: RunStatus
     stop_reason: str | None
     result: dict[str, Any] | None
     error: str | None
@@ -168,7 +166,7 @@ class RunStore:
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO runs (id, scenario, team, task, models, options, status, created_at, updated_at,"
-                " owner, heartbeat_at, config) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+                " owner, heartbeat_at, config) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     scenario,
@@ -176,6 +174,7 @@ class RunStore:
                     task,
                     json.dumps(dict(models or {})),
                     json.dumps(dict(options or {})),
+                    RunStatus.RUNNING,
                     stamp,
                     stamp,
                     me(),
@@ -236,9 +235,9 @@ class RunStore:
                 " created_at = excluded.created_at",
                 (run_id, first_seq + len(messages), json.dumps(dict(state)), stamp),
             )
-            db.execute("UPDATE runs SET status = 'running', updated_at = ? WHERE id = ?", (stamp, run_id))
+            db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?", (RunStatus.RUNNING, stamp, run_id))
 
-    def finish(self, run_id: str, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
+    def finish(self, run_id: str, status: RunStatus, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
         """Record how the run ended and release its lease (only the lease holder's ending counts)."""
         with self._transaction() as db:
             db.execute(
@@ -247,7 +246,7 @@ class RunStore:
                 (status, redact(stop_reason), json.dumps(result) if result is not None else None, now(), run_id, me()),
             )
 
-    def fail(self, run_id: str, status: str, error: str) -> None:
+    def fail(self, run_id: str, status: RunStatus, error: str) -> None:
         with self._transaction() as db:
             db.execute(
                 "UPDATE runs SET status = ?, error = ?, updated_at = ?, owner = NULL"
@@ -386,9 +385,9 @@ _RUN_QUERY = (
 
 
 def _run(row: Sequence[Any]) -> RunRecord:
-    status = row[6]
-    if status == "running" and not Lease(row[13], row[14]).alive():
-        status = "interrupted"  # its process died without saying so (kill -9, a crash)
+    status = RunStatus(row[6])
+    if status is RunStatus.RUNNING and not Lease(row[13], row[14]).alive():
+        status = RunStatus.INTERRUPTED  # its process died without saying so (kill -9, a crash)
     return RunRecord(
         id=row[0],
         scenario=row[1],

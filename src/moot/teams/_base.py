@@ -255,7 +255,7 @@ class MootTeam(Team):
         """The stop conditions as a component: a topology's config and a run's config save them alike."""
         return self._stop.dump_component() if self._stop is not None else None
 
-    async def _end_run(self, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
+    async def _end_run(self, status: RunStatus, stop_reason: str | None, result: Mapping[str, Any] | None) -> None:
         if self.run_id is None:
             return
         for hook in self.hooks:

@@ -63,10 +63,11 @@ class DebateMetrics(BaseModel):
     which is neither persuasion nor conformity."""
     agreement_per_round: list[float]
     """Per completed round: a round cut short by a stop has too few answers to agree or disagree."""
-    first_round_vote: str | None
+    first_round_vote: str | None = None
     """The majority vote over the independent round-1 answers (the vote's own tie rule): what the debate would
-    have answered with no rebuttal round, at no extra call. The rounds earn their cost only by beating it."""
-    final_matches_first_round_vote: bool | None
+    have answered with no rebuttal round, at no extra call. The rounds earn their cost only by beating it.
+    (None also in metrics stored before the vote had this name, which a report still reads.)"""
+    final_matches_first_round_vote: bool | None = None
     """Did the verdict keep the first-round vote?"""
     final_in_first_round: bool | None = None
     """Was the verdict one of the independent first answers (else the debate produced a new answer)?"""

@@ -30,6 +30,7 @@ from autogen_core import CancellationToken
 from moot._redact import redact
 from moot.errors import MalformedOutputError, ToolFaultError, TransientModelError
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
+from moot.store import RunStatus
 from moot.teams._human import FINAL, ROUND, HumanInTheLoop, feedback_request, unanswered
 from moot.teams._records import MootResult, failed_turn
 from moot.tracing import TraceEvent, Tracer
@@ -61,9 +62,9 @@ class RunPhase(StrEnum):
         return self in TERMINAL
 
     @property
-    def status(self) -> str:
+    def status(self) -> RunStatus:
         """The run store's status of a run in this phase."""
-        return str(self.value) if self.terminal else "running"
+        return RunStatus(self.value) if self.terminal else RunStatus.RUNNING
 
 
 class Trigger(StrEnum):
@@ -175,7 +176,7 @@ class LoopTeam(Protocol):
     def _on_fault(self, error: MootFault) -> None: ...
     def _final_result(self, messages: list[Message], stop_reason: str, partial: bool) -> MootResult: ...
     async def _commit(self, batch: Sequence[Message]) -> None: ...
-    async def _end_run(self, status: str, stop_reason: str | None, result: Mapping[str, Any] | None) -> None: ...
+    async def _end_run(self, status: RunStatus, stop_reason: str | None, result: Mapping[str, Any] | None) -> None: ...
 
 
 Step = AsyncIterator[list[Message] | Trigger]

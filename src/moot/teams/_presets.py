@@ -14,13 +14,15 @@ options::
 
 Participants by topology: ``reflection`` the first role writes and the others
 review; ``debate`` every role is an expert; ``planner_executor`` a planner
-then an executor. A preset is data AutoGen tooling can read too:
+then an executor. Each topology is one class in ``_topologies.py`` (its options,
+seats, arbiter rule, team class and how the team is built), looked up by name
+in ``TOPOLOGIES``. A preset is data AutoGen tooling can read too:
 :meth:`TeamPreset.component` is the team's ``dump_component()`` form.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -30,50 +32,19 @@ from autogen_agentchat.base import TerminationCondition
 from autogen_core import ComponentModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.arbiters import ArbiterSpec, load_arbiter
+from moot.arbiters import Arbiter, ArbiterSpec, load_arbiter
 from moot.catalog import Document, entries, find_entry, read_document
 from moot.conditions import CONDITIONS, dead_conditions, parse_stop, reported
 from moot.errors import ConfigError
+from moot.models import ModelSpec, Script
 from moot.roles import ModelsFor, RoleAgent, role, role_models
 from moot.teams._base import MootTeam
-from moot.teams._debate import Debate
-from moot.teams._planner_executor import PlannerExecutor
-from moot.teams._reflection import Reflection
-from moot.tools import Tool, read_file_tool, run_python_tool, write_file_tool
+from moot.teams._topologies import TOPOLOGIES, TeamParts, Topology
 
 __all__ = ["TeamFile", "TeamPreset", "known_presets", "load_preset"]
 
-Topology = Literal["reflection", "debate", "planner_executor"]
-
-
-class ReflectionOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class DebateOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    answers: list[str] = []
-    """The answers the experts and the arbiter must choose from (empty: free answers)."""
-    answer_pattern: str | None = None
-    seed: int = 0
-
-
-class PlannerExecutorOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    tools: list[Literal["run_python", "read_file", "write_file"]] = ["run_python", "read_file", "write_file"]
-    work_dir: str = "work"
-    """Where the file tools read and write, relative to the current directory."""
-    max_replans: int = Field(default=3, ge=0)
-
-
-OPTIONS: dict[str, type[BaseModel]] = {
-    "reflection": ReflectionOptions,
-    "debate": DebateOptions,
-    "planner_executor": PlannerExecutorOptions,
-}
-_PARTICIPANTS = {"reflection": (2, None), "debate": (2, None), "planner_executor": (2, 2)}
+TopologyName = Literal[tuple(TOPOLOGIES)]  # type: ignore[valid-type]
+"""The names in :data:`TOPOLOGIES`: a preset file naming another is refused with the valid ones listed."""
 
 
 class TeamFile(BaseModel):
@@ -83,7 +54,7 @@ class TeamFile(BaseModel):
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str = Field(min_length=1)
-    topology: Topology
+    topology: TopologyName
     roles: list[str]
     arbiter: str | None = None
     termination: str | None = None
@@ -97,12 +68,18 @@ class TeamPreset:
 
     name: str
     description: str
-    topology: Topology
+    topology: str
+    """A name in :data:`TOPOLOGIES`."""
     roles: tuple[str, ...]
     arbiter: ArbiterSpec | None
     termination: str | None
     options: BaseModel
     path: Path | None = None
+
+    @property
+    def kind(self) -> type[Topology[Any]]:
+        """The topology class :attr:`topology` names."""
+        return TOPOLOGIES[self.topology]
 
     @property
     def participants(self) -> tuple[str, ...]:
@@ -137,7 +114,7 @@ class TeamPreset:
         """The stop expression parses, and each of its conditions can fire for this topology (written in the
         expression syntax, as the file is)."""
         stop = self.stop()
-        team = _TEAMS[self.topology]
+        team = self.kind.team
         dead = dead_conditions(stop, team._signals) if stop is not None else []
         if dead:
             names = {kind: name for name, kind in CONDITIONS.items()}
@@ -148,55 +125,47 @@ class TeamPreset:
                 "e.g. max_rounds(5) | token_budget(40000)"
             )
 
-    def build(self, models: ModelsFor) -> MootTeam:
+    def build(self, models: ModelsFor | Script) -> MootTeam:
         """The team on ``models``, by the command line's rule (``moot.roles.role_models``): one ``ModelSpec`` is
         ``--model SPEC``, a function of the role name is ``--model ROLE=SPEC`` for each role, and a role file's
-        own ``model:`` layer applies under either."""
-        spec = role_models(models, self.participants).spec
-        agents = [RoleAgent(role(name), spec(name)) for name in self.roles]
-        options: Any = self.options
-        if self.topology == "reflection":
-            return Reflection(agents[0], agents[1:], stop=self.stop(), name=self.name, description=self.description)
-        if self.topology == "debate":
-            assert self.arbiter is not None
-            judge = self.arbiter.role
-            arbiter = RoleAgent(judge, spec(judge.name)) if judge is not None else self.arbiter.vote()
-            return Debate(
-                agents, arbiter, stop=self.stop(), options=options.answers, answer_pattern=options.answer_pattern,
-                seed=options.seed, name=self.name, description=self.description,
-            )  # fmt: skip
-        return PlannerExecutor(
-            agents[0], agents[1], tools=_tools(options), stop=self.stop(),
-            max_replans=options.max_replans, name=self.name, description=self.description,
-        )  # fmt: skip
+        own ``model:`` layer applies under either. A scripted model given as it is (a ``ScriptedModel``) plays
+        every role, each on its own script."""
+        model = _model_per_role(models, self.participants)
+        agents = [RoleAgent(role(name), model(name)) for name in self.roles]
+        parts = TeamParts(agents, self._arbiter_agent(model), self.stop(), self.name, self.description)
+        return self.kind.build(parts, self.options)
 
-    def component(self, models: ModelsFor) -> ComponentModel:
+    def _arbiter_agent(self, model: Callable[[str], ModelSpec | Script]) -> RoleAgent | Arbiter | None:
+        """The arbiter a debate preset names: its judge role on its model, or the vote it is."""
+        if self.arbiter is None:
+            return None
+        judge = self.arbiter.role
+        return RoleAgent(judge, model(judge.name)) if judge is not None else self.arbiter.vote()
+
+    def component(self, models: ModelsFor | Script) -> ComponentModel:
         """The preset on ``models`` (as :meth:`build` takes them) as an AutoGen component config (what
         ``Team.load_component`` reads)."""
         return self.build(models).dump_component()
 
 
-_TEAMS: dict[str, type[MootTeam]] = {"reflection": Reflection, "debate": Debate, "planner_executor": PlannerExecutor}
-
-
-def _tools(options: PlannerExecutorOptions) -> list[Tool]:
-    """The preset's tools; the file tools share one work directory, created when missing."""
-    if {"read_file", "write_file"} & set(options.tools):
-        Path(options.work_dir).mkdir(parents=True, exist_ok=True)
-    made = {"run_python": run_python_tool, "read_file": read_file_tool, "write_file": write_file_tool}
-    return [made[name]() if name == "run_python" else made[name](options.work_dir) for name in options.tools]
+def _model_per_role(models: ModelsFor | Script, roles: Sequence[str]) -> Callable[[str], ModelSpec | Script]:
+    """What each role runs on: a script given as it is runs them all (a script holds no spec layers to apply);
+    anything else resolves by the command line's layers."""
+    if isinstance(models, Script):
+        return lambda name: models
+    return role_models(models, roles).spec
 
 
 def _check(preset: TeamPreset) -> None:
     """Participants and arbiter fit the topology; every role exists. ConfigError otherwise."""
-    least, most = _PARTICIPANTS[preset.topology]
+    least, most = preset.kind.least_roles, preset.kind.most_roles
     count = len(preset.roles)
     if count < least or (most is not None and count > most):
         wanted = f"exactly {least}" if least == most else f"at least {least}"
         raise ConfigError(f"roles: a {preset.topology} team takes {wanted} roles, got {count}")
     for name in preset.roles:
         role(name)
-    if (preset.arbiter is None) == (preset.topology == "debate"):
+    if (preset.arbiter is None) == preset.kind.needs_arbiter:
         raise ConfigError("arbiter: a debate needs one (e.g. llm_judge, majority_vote); other teams take none")
 
 
@@ -241,7 +210,7 @@ def _arbiter(document: Document, name: str | None) -> ArbiterSpec | None:
 
 
 def _options(document: Document, spec: TeamFile) -> BaseModel:
-    model = OPTIONS[spec.topology]
+    model = TOPOLOGIES[spec.topology].options
     try:
         return model.model_validate(spec.options)
     except ValidationError as exc:

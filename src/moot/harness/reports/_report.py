@@ -14,8 +14,10 @@ from pydantic import BaseModel
 from moot.harness.engine._provenance import code_version, model_identity, moot_version
 from moot.harness.engine._results import ResultRow
 from moot.harness.engine._runner import Comparison
+from moot.harness.reports._row_metrics import RowMetrics, TeamMetrics
 from moot.harness.reports._stats import accuracy_interval, compare_paired, holm, is_binary
 from moot.models import ModelSpec
+from moot.teams import CodeDebateMetrics, DebateMetrics
 
 __all__ = ["ROUNDED_ARMS", "ArmSummary", "PairSummary", "Provenance", "Report", "build_report", "first_round_name"]
 
@@ -160,8 +162,9 @@ def _arm_summary(
     scores = [float(r.score) for r in done if r.score is not None]
     accuracy = accuracy_interval(scores, seed, binary)
     tokens = _mean([r.tokens for r in done])
-    oracle = [r.metrics["oracle"] for r in done if isinstance(r.metrics.get("oracle"), dict)]
-    debate = [r.metrics for r in done if "flips" in r.metrics]
+    metrics = [RowMetrics.of(r.metrics) for r in done]
+    oracle = [m.oracle for m in metrics if m.oracle is not None]
+    debate = [m.team for m in metrics if isinstance(m.team, DebateMetrics)]
     return ArmSummary(
         label=label,
         name=name,
@@ -182,21 +185,28 @@ def _arm_summary(
         mean_rounds=_mean([r.rounds for r in done]),
         parse_failures=sum(r.parse_failures for r in done),
         partial=sum(r.partial for r in done),
-        oracle_gaps=sum(bool(o.get("gap")) for o in oracle) if oracle else None,
-        mean_flips=_mean([sum(len(v) for v in m["flips"].values()) for m in debate]) if debate else None,
-        mean_first_round_diversity=_mean([m["first_round_diversity"] for m in debate]) if debate else None,
-        signals=debate_signals([r.metrics for r in done]),
-        **_rounds_summary(label, done, seed, binary),
+        oracle_gaps=sum(o.gap for o in oracle) if oracle else None,
+        mean_flips=_mean([sum(len(v) for v in m.flips.values()) for m in debate]) if debate else None,
+        mean_first_round_diversity=_mean([m.first_round_diversity for m in debate]) if debate else None,
+        signals=debate_signals(metrics),
+        **_rounds_summary(label, done, metrics, seed, binary),
     )
 
 
-def _rounds_summary(label: str, done: list[ResultRow], seed: int, binary: bool) -> dict[str, Any]:
-    """What the later rounds did against round 1, on the items where both answers were scored."""
-    paired = [(float(r.score), float(r.metrics["first_round_score"])) for r in done if _has_first_round(r)]
+def _rounds_summary(
+    label: str, done: list[ResultRow], metrics: list[RowMetrics], seed: int, binary: bool
+) -> dict[str, Any]:
+    """What the later rounds did against round 1, on the items where both answers were scored (``metrics``:
+    each of ``done``'s, in order)."""
+    paired = [
+        (float(r.score), m.first_round_score)
+        for r, m in zip(done, metrics, strict=True)
+        if r.score is not None and m.first_round_score is not None
+    ]
     if not paired:
         return {}
     finals, firsts = [p[0] for p in paired], [p[1] for p in paired]
-    per_round = _positions_per_round([r.metrics["position_scores"] for r in done if r.metrics.get("position_scores")])
+    per_round = _positions_per_round([m.position_scores for m in metrics if m.position_scores])
     return {
         "first_round_vote": _mean(firsts),
         "rounds_changed": {
@@ -207,10 +217,6 @@ def _rounds_summary(label: str, done: list[ResultRow], seed: int, binary: bool) 
         "correct_share_per_round": [_mean(scores) for scores in per_round],
         "positions_per_round": [len(scores) for scores in per_round],
     }
-
-
-def _has_first_round(row: ResultRow) -> bool:
-    return row.score is not None and isinstance(row.metrics.get("first_round_score"), int | float)
 
 
 def _positions_per_round(items: list[list[list[float]]]) -> list[list[float]]:
@@ -225,7 +231,7 @@ def _positions_per_round(items: list[list[list[float]]]) -> list[list[float]]:
     return pooled
 
 
-def debate_signals(metrics: Sequence[dict[str, Any]]) -> dict[str, float]:
+def debate_signals(metrics: Sequence[RowMetrics]) -> dict[str, float]:
     """Totals over items of a debate arm's honesty signals (empty for other arms).
 
     Short answers: answer changes by kind (argued: the expert answered a claim
@@ -235,31 +241,38 @@ def debate_signals(metrics: Sequence[dict[str, Any]]) -> dict[str, float]:
     majority. Code: fixes (and how many passed more visible tests, so were
     adopted), items settled in round 1. Both: mean tokens per round.
     """
-    short = [m for m in metrics if "argued_flips" in m]
-    code = [m for m in metrics if "fixes_adopted" in m]
+    # A debate stored before flips were told apart by argument (no argued_flips) counts its flips only.
+    short = [m for m in metrics if isinstance(m.team, DebateMetrics) and "argued_flips" in m.team.model_fields_set]
+    code = [m.team for m in metrics if isinstance(m.team, CodeDebateMetrics)]
     signals: dict[str, float] = {}
     if short:
-        split = all("flips_to_unheld_answer" in m for m in short)  # rows from before the split lack it
-        signals |= {
-            "argued flips": sum(m["argued_flips"] for m in short),
-            "unargued flips (recorded, not adopted)" if split else "unargued flips": sum(
-                m["unargued_flips"] for m in short
-            ),
-            **({"flips to an answer no expert held": sum(m["flips_to_unheld_answer"] for m in short)} if split else {}),
-            "verdict among first-round answers": sum(bool(m.get("final_in_first_round")) for m in short),
-            "ruling overturned a correct majority": sum(bool(m.get("overturned_majority")) for m in short),
-        }
+        signals |= _short_signals(short)
     if code:
         signals |= {
-            "settled in round 1": sum(len(m["tokens_per_round"]) == 1 for m in code),
-            "fixes": sum(m["fixes"] for m in code),
-            "fixes adopted (passed more visible tests)": sum(m["fixes_adopted"] for m in code),
+            "settled in round 1": sum(len(m.tokens_per_round) == 1 for m in code),
+            "fixes": sum(m.fixes for m in code),
+            "fixes adopted (passed more visible tests)": sum(m.fixes_adopted for m in code),
         }
-    per_round = [m["tokens_per_round"] for m in [*short, *code] if m.get("tokens_per_round")]
+    teams: list[TeamMetrics] = [*(m.team for m in short if m.team is not None), *code]
+    per_round = [t.tokens_per_round for t in teams if t.tokens_per_round]
     for number in range(max((len(t) for t in per_round), default=0)):
         reached = [t[number] for t in per_round if len(t) > number]
         signals[f"tokens in round {number + 1} (mean of {len(reached)} items)"] = round(_mean(reached))
     return signals
+
+
+def _short_signals(rows: Sequence[RowMetrics]) -> dict[str, float]:
+    """The short-answer debate's signals over ``rows``, each a row with DebateMetrics that count argued flips."""
+    debates = [m.team for m in rows if isinstance(m.team, DebateMetrics)]
+    split = all("flips_to_unheld_answer" in d.model_fields_set for d in debates)  # rows from before the split
+    unargued = sum(d.unargued_flips for d in debates)
+    return {
+        "argued flips": sum(d.argued_flips for d in debates),
+        "unargued flips (recorded, not adopted)" if split else "unargued flips": unargued,
+        **({"flips to an answer no expert held": sum(d.flips_to_unheld_answer for d in debates)} if split else {}),
+        "verdict among first-round answers": sum(bool(d.final_in_first_round) for d in debates),
+        "ruling overturned a correct majority": sum(m.overturned_majority for m in rows),
+    }
 
 
 def _paired_summary(a: str, b: str, xs: list[float], ys: list[float], seed: int, binary: bool) -> PairSummary:

@@ -10,6 +10,10 @@
 A team keeps a turn's counts on its message (``metadata``, see
 :func:`meter_metadata`), so the transcript, the run store and ``moot show``
 all count from the same record; the compare harness meters at the client.
+
+It sits below every package (``moot.models`` re-exports it) because an error
+carries one too: :class:`~moot.errors.MalformedOutputError` holds what its
+failed attempts spent.
 """
 
 from __future__ import annotations
