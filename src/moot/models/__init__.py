@@ -1,5 +1,8 @@
 """Model specs and the clients they build: the embedded model, OpenAI-compatible endpoints, scripted.
 
+The embedded model itself (weights, engine, llama.cpp) is :mod:`moot.embedded`;
+here is only its client.
+
 Spec -> client is one table (``_providers.py``): ``register_provider`` adds a
 provider. Scripted models (``scripted:NAME``) are production code, for dry
 runs as much as for tests; ``moot.testing`` re-exports them for tests.
@@ -7,7 +10,6 @@ runs as much as for tests; ``moot.testing`` re-exports them for tests.
 
 from moot.models._delegating import DelegatingClient
 from moot.models._deterministic import DeterministicModel
-from moot.models._local import local_model_identity
 from moot.models._meter import Meter, TokenTotals, meter_metadata, metered
 from moot.models._providers import Provider, provider_names, register_provider, unregister_provider
 from moot.models._retry import RetryingClient, RetryPolicy, refusal
@@ -42,7 +44,6 @@ __all__ = [
     "TokenTotals",
     "WholeReplyStream",
     "count_words",
-    "local_model_identity",
     "meter_metadata",
     "metered",
     "provider_names",

@@ -11,7 +11,7 @@ from autogen_core.tools import Tool, ToolSchema
 from autogen_ext.models.llama_cpp import LlamaCppChatCompletionClient
 from pydantic import BaseModel
 
-from moot.models._llama_engine import EmbeddedEngine
+from moot.embedded import EmbeddedEngine
 from moot.models._reply_schema import grammar_schema
 from moot.models._spec import ModelSpec
 from moot.models._whole_reply import WholeReplyStream

@@ -8,7 +8,7 @@ forced text is the same; only how it is split into tokens is the grammar's
 canonical one). Other guesses (the continuation of the latest n-gram seen
 earlier in the prompt or reply) are evaluated with the step's token in one
 batch and kept while the sampler itself picks them, in order; they are made
-only where they pay on this machine (:mod:`moot.models._lookahead`). Every
+only where they pay on this machine (:mod:`moot.embedded._lookahead`). Every
 token kept that way is the one the sampler drew at its position, from the
 same distribution and random stream.
 """
@@ -24,9 +24,9 @@ import numpy as np
 from llama_cpp import Llama, LlamaGrammar, LogitsProcessorList
 from llama_cpp import llama_cpp as native
 
-from moot.models._guided import JsonMask
-from moot.models._lookahead import MAX_GUESS, BatchCosts, NgramLookup
-from moot.models._state_cache import common_prefix
+from moot.embedded._guided import JsonMask
+from moot.embedded._lookahead import MAX_GUESS, BatchCosts, NgramLookup
+from moot.embedded._state_cache import common_prefix
 
 __all__ = ["Generation", "evaluate_prompt", "generate"]
 

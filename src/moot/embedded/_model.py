@@ -3,19 +3,19 @@
 What it adds to llama-cpp-python (each measured in bench/RESULTS.md, section "engine"):
 
 * prompt reuse across roles: the KV state after each call is kept in a
-  byte-capped LRU (:mod:`moot.models._state_cache`); a call restores the state
+  byte-capped LRU (:mod:`moot.embedded._state_cache`); a call restores the state
   that shares the longest prefix with its prompt and evaluates only the rest;
 * prompt reuse across processes: the state after each system prompt is kept on
-  disk (:mod:`moot.models._disk_states`), so a new run's first call per role
+  disk (:mod:`moot.embedded._disk_states`), so a new run's first call per role
   starts after its system prompt;
-* constrained decoding with llguidance (:mod:`moot.models._guided`) instead of
+* constrained decoding with llguidance (:mod:`moot.embedded._guided`) instead of
   llama.cpp's grammar sampler, which scans the whole vocabulary per token;
-* several tokens per step (:mod:`moot.models._decode`): the grammar's forced
+* several tokens per step (:mod:`moot.embedded._decode`): the grammar's forced
   tokens taken in one batch, and n-grams looked up in the prompt (which
   revisions and rebuttals copy) verified in one batch where this machine's
-  batch costs make that pay (:mod:`moot.models._lookahead`);
+  batch costs make that pay (:mod:`moot.embedded._lookahead`);
 * threads = physical cores, and a machine-wide lock around each call
-  (:mod:`moot.models._machine_lock`), so concurrent processes take turns.
+  (:mod:`moot.embedded._machine_lock`), so concurrent processes take turns.
 
 Calls are serialised: one ``Llama`` must not be used from two threads, and
 AutoGen runs each call in an executor thread.
@@ -39,14 +39,14 @@ from llama_cpp import LlamaGrammar
 from llama_cpp import llama_cpp as native
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-from moot.models._decode import Generation, evaluate_prompt, generate
-from moot.models._disk_states import DiskStates
-from moot.models._engine_settings import EngineSettings
-from moot.models._guided import GuidedJson
-from moot.models._llama_load import load_llama
-from moot.models._lookahead import BatchCosts
-from moot.models._machine_lock import MachineLock
-from moot.models._state_cache import PrefixStateCache, common_prefix
+from moot.embedded._decode import Generation, evaluate_prompt, generate
+from moot.embedded._disk_states import DiskStates
+from moot.embedded._guided import GuidedJson
+from moot.embedded._llama_cpp import load_llama
+from moot.embedded._lookahead import BatchCosts
+from moot.embedded._machine_lock import MachineLock
+from moot.embedded._settings import EngineSettings
+from moot.embedded._state_cache import PrefixStateCache, common_prefix
 
 __all__ = ["CONTEXT_TOKENS", "EmbeddedEngine", "EngineStats"]
 
