@@ -331,12 +331,12 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
     variants: list[list[np.ndarray]] = []
     evaluate = _decode.evaluate_prompt
 
-    def recording(llm, prompt):
-        reused = evaluate(llm, prompt)
-        seen.append(_next_token_logprobs(llm))
+    def recording(model, prompt):
+        reused = evaluate(model, prompt)
+        seen.append(_next_token_logprobs(model))
         if splits:
             cuts = [[cut] for cut in splits[len(seen) - 1]] + [[len(prompt) - 1], list(range(16, len(prompt), 16))]
-            variants.append([_from_scratch(llm, prompt, c) for c in [*cuts, []]])
+            variants.append([_from_scratch(model, prompt, c) for c in [*cuts, []]])
         return reused  # the live context holds the whole prompt, evaluated in one batch, as the reply expects
 
     monkeypatch.setattr(_decode, "evaluate_prompt", recording)
@@ -383,22 +383,22 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
     assert apart > bound, (apart, rounding)
 
 
-def _next_token_logprobs(llm):
+def _next_token_logprobs(model):
     """The distribution of the reply's first token after the live context, as the sampler sees it."""
     import numpy as np
     from llama_cpp import llama_cpp as native
 
-    logits = np.ctypeslib.as_array(native.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(llm.n_vocab(),))
+    logits = np.ctypeslib.as_array(native.llama_get_logits_ith(model.llama.ctx, -1), shape=(model.n_vocab(),))
     return logits.astype(np.float64) - np.logaddexp.reduce(logits.astype(np.float64))
 
 
-def _from_scratch(llm, prompt: list[int], cuts: list[int]):
+def _from_scratch(model, prompt: list[int], cuts: list[int]):
     """``prompt`` evaluated from an empty context in batches split at ``cuts``; leaves it the live context."""
-    llm.n_tokens = 0  # eval drops every KV cell from here on
+    model.n_tokens = 0  # eval drops every KV cell from here on
     bounds = [0, *sorted({c for c in cuts if 0 < c < len(prompt)}), len(prompt)]
     for start, end in itertools.pairwise(bounds):
-        llm.eval(prompt[start:end])
-    return _next_token_logprobs(llm)
+        model.eval(prompt[start:end])
+    return _next_token_logprobs(model)
 
 
 def _distance(a, b) -> float:

@@ -33,9 +33,9 @@ def lock_path() -> Path:
 def states_dir(path: Path) -> Path:
     """Where system-prompt states of the model at ``path`` are kept: one folder per model and llama.cpp build,
     since a state is only valid for the weights and the KV layout that wrote it."""
-    import llama_cpp
+    from moot.embedded._llama_cpp import LLAMA_CPP_VERSION
 
-    return cache_dir() / "states" / f"{path.stem}-llama-cpp-{llama_cpp.__version__}"
+    return cache_dir() / "states" / f"{path.stem}-llama-cpp-{LLAMA_CPP_VERSION}"
 
 
 def shared_engine(path: Path, settings: EngineSettings | None = None) -> EmbeddedEngine:
@@ -52,9 +52,10 @@ def shared_engine(path: Path, settings: EngineSettings | None = None) -> Embedde
 
 
 def require_installed() -> None:
-    """Refuse with the install command before anything is loaded or assembled."""
-    for package in ("llama_cpp", "llguidance"):
+    """Refuse with the install command, or the llama-cpp-python version moot supports, before anything is loaded
+    or assembled."""
+    for module in ("moot.embedded._llama_cpp", "llama_cpp", "llguidance"):  # the first checks the version
         try:
-            importlib.import_module(package)
+            importlib.import_module(module)
         except ImportError:
             raise ModelUnavailableError(INSTALL_HINT) from None
