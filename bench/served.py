@@ -32,7 +32,7 @@ def free_port() -> int:
 @contextlib.contextmanager
 def llama_server(log: Path | None = None) -> Iterator[str]:
     """Start the server on loopback, wait until it answers, stop it afterwards; its output goes to ``log``."""
-    from moot.embedded._model import CONTEXT_TOKENS  # needs llama_cpp, as the server does
+    from moot.embedded import CONTEXT_TOKENS  # needs llama_cpp, as the server does
 
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()), "--host", "127.0.0.1"]
