@@ -6,6 +6,7 @@ builds, on a stand-in context whose decode records what it is given.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.metadata
 import json
@@ -20,7 +21,8 @@ import pytest
 from moot.errors import ConfigError
 
 ADAPTER = "moot.embedded._llama_cpp"
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = ROOT / "pyproject.toml"
 
 
 def pinned_version() -> str:
@@ -108,3 +110,17 @@ def test_a_json_grammar_is_the_one_llama_grammar_holds():
     schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5}}, "required": ["a"]}
     held = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
     assert adapter.json_grammar(schema) == held._grammar
+
+
+def test_only_the_adapter_imports_llama_cpp_python():
+    """So the version check comes first, and nothing else depends on how llama-cpp-python is laid out."""
+    importers = set()
+    for path in (ROOT / "src" / "moot").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            else:
+                modules = [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            if any(module.split(".")[0] == "llama_cpp" or module == "llguidance.llamacpp" for module in modules):
+                importers.add(path.relative_to(ROOT / "src").as_posix())
+    assert importers == {"moot/embedded/_llama_cpp.py"}

@@ -3,8 +3,9 @@
 ``Llama`` runs a whole completion per call. The embedded engine drives the
 context itself instead: it restores kept KV states, evaluates forced and
 guessed tokens in batches and samples at chosen batch positions, for which
-``Llama`` has no methods. This is the only module that imports llama-cpp-python,
-and :class:`LoadedModel` the only object the rest of the engine talks to.
+``Llama`` has no methods. This is the only module that imports llama-cpp-python
+(or llguidance's bridge to it), and :class:`LoadedModel` the only object the
+rest of the engine talks to.
 
 It uses the package's public API wherever that does the job: ``Llama``'s
 methods and attributes, and the C functions bound in ``llama_cpp.llama_cpp``
@@ -42,6 +43,7 @@ import importlib.metadata
 import json
 import random
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
@@ -88,6 +90,8 @@ from llama_cpp import Llama, LlamaGrammar, LogitsProcessorList  # noqa: E402
 from llama_cpp import llama_cpp as native  # noqa: E402
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter  # noqa: E402
 from llama_cpp.llama_grammar import LLAMA_GRAMMAR_DEFAULT_ROOT, json_schema_to_gbnf  # noqa: E402
+from llguidance import LLTokenizer  # noqa: E402
+from llguidance.llamacpp import lltokenizer_from_vocab  # noqa: E402
 
 LLAMA_CPP_VERSION: str = llama_cpp.__version__
 """The installed build's version, as llama-cpp-python reports it (part of where states are kept)."""
@@ -193,11 +197,6 @@ class LoadedModel:
     def n_vocab(self) -> int:
         return self.llama.n_vocab()
 
-    @property
-    def vocab(self) -> Any:
-        """The llama.cpp vocabulary (a pointer), as llguidance reads it."""
-        return self._vocab
-
     def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return self.llama.tokenize(text, add_bos=add_bos, special=special)
 
@@ -208,9 +207,12 @@ class LoadedModel:
         """Whether ``token`` ends generation (end of sequence or of turn)."""
         return native.llama_vocab_is_eog(self._vocab, token)
 
-    def stop_tokens(self) -> list[int]:
-        """The end-of-sequence and end-of-turn tokens, those the model has."""
-        return sorted({native.llama_vocab_eos(self._vocab), native.llama_vocab_eot(self._vocab)} - {-1})
+    def guidance_tokenizer(self) -> LLTokenizer:
+        """The vocabulary as llguidance's tokenizer (about 1 s to build), ending at end of sequence or turn."""
+        stops = sorted({native.llama_vocab_eos(self._vocab), native.llama_vocab_eot(self._vocab)} - {-1})
+        with warnings.catch_warnings():  # it calls a llama.cpp function deprecated once per token (151k times)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return lltokenizer_from_vocab(self._vocab, n_vocab=self.n_vocab(), eos_token=stops)
 
     def chat_formatter(self) -> Jinja2ChatFormatter:
         """The model's own chat template, as llama-cpp-python applies it by default."""

@@ -226,8 +226,7 @@ class EmbeddedEngine:
 
     def _guidance(self) -> GuidedJson:
         if self._guided is None:
-            model = self._model
-            self._guided = GuidedJson(model.vocab, model.n_vocab(), model.stop_tokens())
+            self._guided = GuidedJson(self._model.guidance_tokenizer(), self._model.n_vocab())
         return self._guided
 
     # ----------------------------------------------------------- state cache

@@ -54,7 +54,9 @@ def shared_engine(path: Path, settings: EngineSettings | None = None) -> Embedde
 def require_installed() -> None:
     """Refuse with the install command, or the llama-cpp-python version moot supports, before anything is loaded
     or assembled."""
-    for module in ("moot.embedded._llama_cpp", "llama_cpp", "llguidance"):  # the first checks the version
+    # The adapter checks llama-cpp-python's version when first imported; the packages themselves are tried too,
+    # since the adapter may have been imported before they went missing (as tests make them).
+    for module in ("moot.embedded._llama_cpp", "llama_cpp", "llguidance"):
         try:
             importlib.import_module(module)
         except ImportError:
