@@ -72,7 +72,7 @@ async def loops() -> dict[str, Any]:
 
 def prompt_cache(repetitions: int = 5) -> dict[str, Any]:
     """Prompt processing time for a long shared prefix: reused from llama.cpp's cache vs recomputed."""
-    from moot.models._local import model_path, shared_engine
+    from moot.embedded import model_path, shared_engine
 
     llm = shared_engine(model_path())
     system = {"role": "system", "content": RoleAgent(role("critic"), SPEC).system_message().content}

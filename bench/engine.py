@@ -37,10 +37,9 @@ import numpy as np
 from moot import ModelSpec, RoleAgent, role
 from moot._exit_codes import FINISHED, PARTIAL
 from moot.arbiters import Verdict
-from moot.models._engine_settings import EngineSettings
-from moot.models._local import model_path, shared_engine, states_dir
+from moot.embedded import EngineSettings, model_path, shared_engine, states_dir
+from moot.embedded._state_cache import common_prefix
 from moot.models._reply_schema import grammar_schema
-from moot.models._state_cache import common_prefix
 from moot.roles import Critique, Position
 from moot.roles._position import with_options
 from moot.scenario import load_scenario

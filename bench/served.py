@@ -16,8 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-from moot.models._engine_settings import EngineSettings
-from moot.models._local import model_path
+from moot.embedded import EngineSettings, model_path
 
 SERVED_SPEC = "openai:qwen@0.2?base_url={base}&response_format=json_object_schema"
 """The model spec for the server at ``base``: the embedded model's default temperature, and the reply schema in
@@ -33,7 +32,7 @@ def free_port() -> int:
 @contextlib.contextmanager
 def llama_server(log: Path | None = None) -> Iterator[str]:
     """Start the server on loopback, wait until it answers, stop it afterwards; its output goes to ``log``."""
-    from moot.models._llama_engine import CONTEXT_TOKENS  # needs llama_cpp, as the server does
+    from moot.embedded import CONTEXT_TOKENS  # needs llama_cpp, as the server does
 
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()), "--host", "127.0.0.1"]

@@ -187,7 +187,7 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
 def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
     """With the default engine (llguidance), every schema compiles whole (no bound dropped) and the real model's
     reply parses."""
-    from moot.models._local import model_path, shared_engine
+    from moot.embedded import model_path, shared_engine
     from moot.models._reply_schema import clamped_schema, grammar_schema
     from moot.roles._agent import parse_structured
 
@@ -209,7 +209,7 @@ def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
 def test_forced_tokens_are_taken_in_batches_and_the_reply_still_parses():
     """JSON keys and separators the grammar forces are evaluated in batches, not a step each, and what the
     sampler then draws still follows the grammar: every forced token was fed to it."""
-    from moot.models._local import model_path, shared_engine
+    from moot.embedded import model_path, shared_engine
     from moot.models._reply_schema import grammar_schema
     from moot.roles._agent import parse_structured
 
@@ -249,8 +249,7 @@ def test_llama_cpp_grammars_are_compiled_before_sampling_so_none_crashes():
     """llama.cpp rejects over-large grammars only when sampling starts, by crashing: check them all first."""
     from pydantic import BaseModel, Field
 
-    from moot.models._engine_settings import EngineSettings
-    from moot.models._local import model_path, shared_engine
+    from moot.embedded import EngineSettings, model_path, shared_engine
     from moot.models._reply_schema import clamped_schema, grammar_schema
 
     engine = shared_engine(model_path(), EngineSettings.legacy())
@@ -271,7 +270,7 @@ def test_llama_cpp_grammars_are_compiled_before_sampling_so_none_crashes():
 def test_a_reply_sent_back_as_the_assistant_turn_is_read_from_its_kept_state():
     """A revision continues the exchange that asked for the draft: every token of the draft's call is reused,
     even where the model decoded text as tokens the tokenizer would merge differently."""
-    from moot.models._local import model_path, shared_engine
+    from moot.embedded import model_path, shared_engine
 
     engine = shared_engine(model_path())
     asked = [
@@ -312,8 +311,7 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
     """
     import numpy as np
 
-    from moot.models import _decode
-    from moot.models._local import model_path, shared_engine
+    from moot.embedded import _decode, model_path, shared_engine
 
     engine = shared_engine(model_path())
     system = {
@@ -333,12 +331,12 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
     variants: list[list[np.ndarray]] = []
     evaluate = _decode.evaluate_prompt
 
-    def recording(llm, prompt):
-        reused = evaluate(llm, prompt)
-        seen.append(_next_token_logprobs(llm))
+    def recording(model, prompt):
+        reused = evaluate(model, prompt)
+        seen.append(_next_token_logprobs(model))
         if splits:
             cuts = [[cut] for cut in splits[len(seen) - 1]] + [[len(prompt) - 1], list(range(16, len(prompt), 16))]
-            variants.append([_from_scratch(llm, prompt, c) for c in [*cuts, []]])
+            variants.append([_from_scratch(model, prompt, c) for c in [*cuts, []]])
         return reused  # the live context holds the whole prompt, evaluated in one batch, as the reply expects
 
     monkeypatch.setattr(_decode, "evaluate_prompt", recording)
@@ -385,22 +383,22 @@ def test_restored_prompt_states_give_the_next_token_distribution_of_a_cold_conte
     assert apart > bound, (apart, rounding)
 
 
-def _next_token_logprobs(llm):
+def _next_token_logprobs(model):
     """The distribution of the reply's first token after the live context, as the sampler sees it."""
     import numpy as np
     from llama_cpp import llama_cpp as native
 
-    logits = np.ctypeslib.as_array(native.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(llm.n_vocab(),))
+    logits = np.ctypeslib.as_array(native.llama_get_logits_ith(model.llama.ctx, -1), shape=(model.n_vocab(),))
     return logits.astype(np.float64) - np.logaddexp.reduce(logits.astype(np.float64))
 
 
-def _from_scratch(llm, prompt: list[int], cuts: list[int]):
+def _from_scratch(model, prompt: list[int], cuts: list[int]):
     """``prompt`` evaluated from an empty context in batches split at ``cuts``; leaves it the live context."""
-    llm.n_tokens = 0  # eval drops every KV cell from here on
+    model.n_tokens = 0  # eval drops every KV cell from here on
     bounds = [0, *sorted({c for c in cuts if 0 < c < len(prompt)}), len(prompt)]
     for start, end in itertools.pairwise(bounds):
-        llm.eval(prompt[start:end])
-    return _next_token_logprobs(llm)
+        model.eval(prompt[start:end])
+    return _next_token_logprobs(model)
 
 
 def _distance(a, b) -> float:

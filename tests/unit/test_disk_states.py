@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import numpy as np
 
-from moot.models._disk_states import DiskStates
+from moot.embedded._disk_states import DiskStates
 
 
 def test_a_state_written_by_one_process_is_found_by_the_next(tmp_path):
@@ -16,7 +17,8 @@ def test_a_state_written_by_one_process_is_found_by_the_next(tmp_path):
     assert found is not None
     tokens, data, shared = found
     assert (tokens.tolist(), data, shared) == ([1, 2, 3, 4], b"rules", 4)
-    assert later.has([1, 2, 3, 4]) and not later.has([1, 2, 3])
+    key = hashlib.sha256(np.asarray([1, 2, 3, 4], dtype=np.int32).tobytes()).hexdigest()[:32]
+    assert sorted(path.name for path in tmp_path.iterdir()) == [f"{key}.kv", f"{key}.tokens"]  # the folder's layout
 
 
 def test_the_longest_shared_prefix_wins_and_must_beat_the_live_context(tmp_path):
@@ -56,7 +58,7 @@ def test_half_written_or_vanished_files_are_misses_not_errors(tmp_path):
     next(tmp_path.glob("*.kv")).unlink()  # another process evicted the data
     later = DiskStates(tmp_path, 1 << 20)
     assert later.best([1, 2, 3, 4]) is None
-    assert disk.best([1, 2, 3, 4]) is None and not disk.has([1, 2, 3])
+    assert disk.best([1, 2, 3, 4]) is None and not disk._entries()
     assert not list(tmp_path.glob("*.tokens"))
 
 

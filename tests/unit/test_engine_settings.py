@@ -6,13 +6,13 @@ import os
 
 import pytest
 
-from moot.errors import ConfigError
-from moot.models._engine_settings import (
+from moot.embedded._settings import (
     DEFAULT_DISK_STATES_MB,
     DEFAULT_STATE_CACHE_MB,
     EngineSettings,
     physical_cores,
 )
+from moot.errors import ConfigError
 
 VARIABLES = (*EngineSettings().to_env(), "MOOT_LOCAL_THREADS")
 

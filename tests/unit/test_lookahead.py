@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from moot.models._lookahead import BatchCosts, NgramLookup, worth_guessing
+from moot.embedded._lookahead import BatchCosts, NgramLookup, worth_guessing
 
 
 def costs(**seconds: float) -> BatchCosts:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from moot.models._state_cache import PrefixStateCache, common_prefix
+from moot.embedded._state_cache import PrefixStateCache, common_prefix
 
 
 def test_common_prefix_counts_equal_leading_tokens():

@@ -1,5 +1,8 @@
 """Model specs and the clients they build: the embedded model, OpenAI-compatible endpoints, scripted.
 
+The embedded model itself (weights, engine, llama.cpp) is :mod:`moot.embedded`;
+here is only its client.
+
 Spec -> client is one table of providers (``_spec.py``, the built-ins
 registered by ``_providers.py``): ``register_provider`` adds a provider.
 Scripted models (``scripted:NAME``) are production code, for dry runs as much
@@ -11,7 +14,6 @@ import moot.models._providers  # noqa: F401  (registers the built-in providers: 
 from moot._meter import Meter, TokenTotals, meter_metadata, metered
 from moot.models._delegating import DelegatingClient
 from moot.models._deterministic import DeterministicModel
-from moot.models._local import local_model_identity
 from moot.models._retry import RetryingClient, RetryPolicy, refusal
 from moot.models._scripted import (
     Script,
@@ -44,7 +46,6 @@ __all__ = [
     "TokenTotals",
     "WholeReplyStream",
     "count_words",
-    "local_model_identity",
     "meter_metadata",
     "metered",
     "provider_names",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from autogen_core.models import ChatCompletionClient
 
-from moot.errors import ConfigError
+from moot.embedded import DEFAULT_MODEL, model_path, require_installed, shared_engine
+from moot.errors import ConfigError, ModelUnavailableError
 from moot.models._deterministic import BUILT_IN, DeterministicModel
 from moot.models._scripted import Script, find_script, registered_scripts
 from moot.models._spec import ModelSpec, register_provider
@@ -18,15 +19,19 @@ __all__ = ["scripted_model"]
 
 
 def _local(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
-    from moot.models._local import embedded_client
+    _check_local(spec)
+    from moot.models._embedded_client import EmbeddedClient
 
-    return embedded_client(spec)
+    return EmbeddedClient(shared_engine(model_path()), spec)
 
 
 def _check_local(spec: ModelSpec) -> None:
-    from moot.models._local import check_local
-
-    check_local(spec)
+    """Refuse an unknown local model name or a missing ``[local]`` extra, without loading anything."""
+    if spec.model not in (None, DEFAULT_MODEL):
+        raise ModelUnavailableError(
+            f"unknown local model {spec.model!r}; the embedded model is {DEFAULT_MODEL!r} (or omit the name)"
+        )
+    require_installed()
 
 
 def _openai(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:

@@ -29,7 +29,7 @@ from moot.conditions import bounded_stop
 from moot.errors import ConfigError, MalformedOutputError
 from moot.messages import HumanFeedbackGiven, message_factory
 from moot.roles import RoleAgent
-from moot.store import RunInfo, TeamHooks
+from moot.store import RunInfo, RunStatus, TeamHooks
 from moot.teams._human import HumanInTheLoop, default_summary, with_human_note
 from moot.teams._loop import Message, MootFault, RunLoop
 from moot.teams._records import MootResult, account

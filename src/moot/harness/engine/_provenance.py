@@ -15,7 +15,8 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-from moot.models import ModelSpec, local_model_identity
+from moot.embedded import local_model_identity
+from moot.models import ModelSpec
 
 __all__ = ["code_version", "machine", "model_identity", "moot_version"]
 

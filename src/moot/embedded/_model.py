@@ -3,29 +3,28 @@
 What it adds to llama-cpp-python (each measured in bench/RESULTS.md, section "engine"):
 
 * prompt reuse across roles: the KV state after each call is kept in a
-  byte-capped LRU (:mod:`moot.models._state_cache`); a call restores the state
+  byte-capped LRU (:mod:`moot.embedded._state_cache`); a call restores the state
   that shares the longest prefix with its prompt and evaluates only the rest;
 * prompt reuse across processes: the state after each system prompt is kept on
-  disk (:mod:`moot.models._disk_states`), so a new run's first call per role
+  disk (:mod:`moot.embedded._disk_states`), so a new run's first call per role
   starts after its system prompt;
-* constrained decoding with llguidance (:mod:`moot.models._guided`) instead of
+* constrained decoding with llguidance (:mod:`moot.embedded._guided`) instead of
   llama.cpp's grammar sampler, which scans the whole vocabulary per token;
-* several tokens per step (:mod:`moot.models._decode`): the grammar's forced
+* several tokens per step (:mod:`moot.embedded._decode`): the grammar's forced
   tokens taken in one batch, and n-grams looked up in the prompt (which
   revisions and rebuttals copy) verified in one batch where this machine's
-  batch costs make that pay (:mod:`moot.models._lookahead`);
+  batch costs make that pay (:mod:`moot.embedded._lookahead`);
 * threads = physical cores, and a machine-wide lock around each call
-  (:mod:`moot.models._machine_lock`), so concurrent processes take turns.
+  (:mod:`moot.embedded._machine_lock`), so concurrent processes take turns.
 
 Calls are serialised: one ``Llama`` must not be used from two threads, and
-AutoGen runs each call in an executor thread.
+AutoGen runs each call in an executor thread. llama-cpp-python itself is
+reached only through :mod:`moot.embedded._llama_cpp`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import json
 import threading
 import time
 import uuid
@@ -35,23 +34,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from llama_cpp import LlamaGrammar
-from llama_cpp import llama_cpp as native
-from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-from moot.models._decode import Generation, evaluate_prompt, generate
-from moot.models._disk_states import DiskStates
-from moot.models._engine_settings import EngineSettings
-from moot.models._guided import GuidedJson
-from moot.models._llama_load import load_llama
-from moot.models._lookahead import BatchCosts
-from moot.models._machine_lock import MachineLock
-from moot.models._state_cache import PrefixStateCache, common_prefix
+from moot.embedded._decode import Generation, evaluate_prompt, generate
+from moot.embedded._disk_states import DiskStates
+from moot.embedded._guided import GuidedJson
+from moot.embedded._llama_cpp import json_grammar, load
+from moot.embedded._lookahead import BatchCosts
+from moot.embedded._machine_lock import MachineLock
+from moot.embedded._settings import EngineSettings
+from moot.embedded._state_cache import PrefixStateCache, common_prefix
 
 __all__ = ["CONTEXT_TOKENS", "EmbeddedEngine", "EngineStats"]
 
 CONTEXT_TOKENS = 8192
-_SEQUENCE = 0
 _SPOKEN_REPLIES = 64
 """Recent replies whose decoded tokens are kept (a few KiB each) for prompts that send them back."""
 
@@ -88,21 +83,13 @@ class EmbeddedEngine:
     """A llama.cpp model with a prompt-state cache and fast constrained decoding; calls are serialised."""
 
     def __init__(self, path: Path, settings: EngineSettings, lock_path: Path, states_path: Path) -> None:
-        threads = settings.effective_threads
         self.settings = settings
-        self._llm = load_llama(
-            path,
-            n_ctx=CONTEXT_TOKENS,
-            n_threads=threads,
-            n_threads_batch=threads,
-            verbose=False,
-            seed=0,
-        )
+        self._model = load(path, n_ctx=CONTEXT_TOKENS, threads=settings.effective_threads)
         self._lock = threading.Lock()
         self._machine = MachineLock(lock_path) if settings.machine_lock else None
         self._states = PrefixStateCache(settings.state_cache_bytes) if settings.state_cache_bytes else None
         self._disk = DiskStates(states_path, settings.disk_state_bytes) if settings.disk_state_bytes else None
-        self._formatter = self._chat_formatter()
+        self._formatter = self._model.chat_formatter()
         self._spoken: dict[str, list[int]] = {}
         self._guided: GuidedJson | None = None
         self._batch_costs = BatchCosts()
@@ -130,7 +117,7 @@ class EmbeddedEngine:
             self._restore_best(prompt)
             evaluated = self._reuse_system_prompt(prompt[:system])
             generation = generate(
-                self._llm,
+                self._model,
                 prompt,
                 max_tokens=max_tokens,
                 temperature=temperature,
@@ -141,7 +128,7 @@ class EmbeddedEngine:
             )
             seconds = time.perf_counter() - started
             self._remember()
-            text = self._llm.detokenize(generation.tokens).decode("utf-8", errors="ignore")
+            text = self._model.detokenize(generation.tokens).decode("utf-8", errors="ignore")
             self._keep_spoken(text, generation.tokens)
         generation.reused_prompt_tokens -= evaluated  # evaluated here, before generate saw them as kept
         return self._chat_response(text, generation, len(prompt), seconds)
@@ -166,14 +153,15 @@ class EmbeddedEngine:
             head = self._formatter(messages=messages[:index]).prompt  # ends where the reply was decoded
             if len(head) < done or not text.startswith(head + content):
                 continue
-            tokens += self._llm.tokenize(text[done : len(head)].encode("utf-8"), add_bos=bos and not done, special=True)
+            piece = text[done : len(head)].encode("utf-8")
+            tokens += self._model.tokenize(piece, add_bos=bos and not done, special=True)
             tokens += spoken
             done = len(head) + len(content)
-        return tokens + self._llm.tokenize(text[done:].encode("utf-8"), add_bos=bos and not done, special=True)
+        return tokens + self._model.tokenize(text[done:].encode("utf-8"), add_bos=bos and not done, special=True)
 
     def reply_tokens(self, text: str) -> list[int]:
         """The tokens a recent reply was decoded as (``text`` tokenized if it is not one)."""
-        return list(self._spoken.get(text) or self._llm.tokenize(text.encode("utf-8"), add_bos=False))
+        return list(self._spoken.get(text) or self._model.tokenize(text.encode("utf-8"), add_bos=False))
 
     def system_prompt_length(self, messages: list[dict[str, Any]], prompt: list[int]) -> int:
         """How many of ``prompt``'s tokens render its leading system message (0 without one)."""
@@ -184,13 +172,10 @@ class EmbeddedEngine:
 
     def tokenize(self, data: bytes) -> list[int]:
         with self._lock:
-            return self._llm.tokenize(data)
+            return self._model.tokenize(data)
 
     def n_ctx(self) -> int:
-        return self._llm.n_ctx()
-
-    def close(self) -> None:
-        """Shared across clients: the process owns it, a single client must not close it."""
+        return self._model.n_ctx()
 
     def reset_stats(self) -> None:
         self.stats = EngineStats()
@@ -205,8 +190,8 @@ class EmbeddedEngine:
                 self._states.clear()
             if disk and self._disk is not None:
                 self._disk.clear()
-            self._llm.reset()
-            self._llm._ctx.kv_cache_clear()
+            self._model.reset()
+            self._model.clear_kv()
 
     @property
     def state_cache_bytes(self) -> int:
@@ -218,8 +203,8 @@ class EmbeddedEngine:
         """Whether the configured grammar engine accepts ``schema`` on the real vocabulary.
 
         llama.cpp parses a grammar only when sampling starts, and a grammar it
-        rejects there becomes a NULL sampler that crashes the process; so it is
-        tried on the real vocabulary first. llguidance validates up front.
+        rejects there crashes the process; so it is tried on the real
+        vocabulary first. llguidance validates up front.
         """
         if self.settings.grammar == "llguidance":
             try:
@@ -228,39 +213,28 @@ class EmbeddedEngine:
                 return False
             return True
         try:
-            grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            grammar = json_grammar(schema)
         except (ValueError, RuntimeError, AssertionError):  # its converter asserts on what it cannot translate
             return False
         with self._lock:
-            sampler = native.llama_sampler_init_grammar(
-                self._llm._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
-            )
-            if not sampler:
-                return False
-            native.llama_sampler_free(sampler)
-        return True
+            return self._model.grammar_compiles(grammar)
 
     def _constraint(self, schema: dict[str, Any], prompt_length: int) -> dict[str, Any]:
         if self.settings.grammar == "llguidance":
             return {"mask": self._guidance().mask(schema, prompt_length)}
-        return {"grammar": LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)}
+        return {"grammar": json_grammar(schema)}
 
     def _guidance(self) -> GuidedJson:
         if self._guided is None:
-            vocab = self._llm._model.vocab
-            stops = sorted({native.llama_vocab_eos(vocab), native.llama_vocab_eot(vocab)} - {-1})
-            self._guided = GuidedJson(vocab, self._llm.n_vocab(), stops)
+            self._guided = GuidedJson(self._model.guidance_tokenizer(), self._model.n_vocab())
         return self._guided
 
     # ----------------------------------------------------------- state cache
-    def _live_tokens(self) -> np.ndarray:
-        return np.asarray(self._llm.input_ids[: self._llm.n_tokens], dtype=np.int32)
-
     def _restore_best(self, prompt: list[int]) -> None:
         """Load the kept state that shares more of ``prompt`` than the live context does, if any."""
         if self._states is None:
             return
-        live = common_prefix(self._live_tokens(), np.asarray(prompt, dtype=np.int32))
+        live = common_prefix(self._model.live_tokens(), np.asarray(prompt, dtype=np.int32))
         found = self._states.best(prompt, better_than=live)
         if found is not None:
             self._load(found[0].tokens, found[0].data)
@@ -272,7 +246,7 @@ class EmbeddedEngine:
         """
         if self._disk is None or not system:
             return 0
-        live = common_prefix(self._live_tokens(), np.asarray(system, dtype=np.int32))
+        live = common_prefix(self._model.live_tokens(), np.asarray(system, dtype=np.int32))
         if live >= len(system):
             return 0
         found = self._disk.best(system, better_than=live)
@@ -281,24 +255,17 @@ class EmbeddedEngine:
             self.stats.disk_restores += 1
             if live >= len(system):
                 return 0
-        kept = evaluate_prompt(self._llm, system)
+        kept = evaluate_prompt(self._model, system)
         started = time.perf_counter()
-        self._disk.put(system, self._live_state())
+        self._disk.put(system, self._model.state())
         self.stats.seconds_saving += time.perf_counter() - started
         return len(system) - kept
 
     def _load(self, tokens: np.ndarray, data: bytes) -> bool:
         """Make ``data`` (the KV cells after ``tokens``) the live context; False (and a reset) if llama.cpp refuses."""
         started = time.perf_counter()
-        ctx = self._llm._ctx.ctx
-        self._llm._ctx.kv_cache_clear()
-        buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-        if native.llama_state_seq_set_data(ctx, buffer, len(data), _SEQUENCE) == 0:
-            self._llm.reset()
+        if not self._model.load_state(tokens, data):
             return False
-        n = len(tokens)
-        self._llm.input_ids[:n] = tokens
-        self._llm.n_tokens = n
         self.stats.restores += 1
         self.stats.seconds_restoring += time.perf_counter() - started
         return True
@@ -312,31 +279,13 @@ class EmbeddedEngine:
 
     def _remember(self) -> None:
         """Keep the live state (prompt plus reply) for a later call that starts the same way."""
-        if self._states is None or self._llm.n_tokens == 0:
+        if self._states is None or self._model.n_tokens == 0:
             return
         started = time.perf_counter()
-        self._states.put(self._live_tokens(), self._live_state())
+        self._states.put(self._model.live_tokens(), self._model.state())
         self.stats.seconds_saving += time.perf_counter() - started
 
-    def _live_state(self) -> bytes:
-        ctx = self._llm._ctx.ctx
-        size = native.llama_state_seq_get_size(ctx, _SEQUENCE)
-        buffer = (ctypes.c_uint8 * size)()
-        written = native.llama_state_seq_get_data(ctx, buffer, size, _SEQUENCE)
-        return ctypes.string_at(buffer, written)
-
     # ---------------------------------------------------------------- helpers
-    def _chat_formatter(self) -> Jinja2ChatFormatter:
-        """The model's own chat template, as llama-cpp-python applies it by default."""
-        model = self._llm._model
-        eos = self._llm.token_eos()
-        return Jinja2ChatFormatter(
-            template=self._llm.metadata["tokenizer.chat_template"],
-            eos_token=model.token_get_text(eos) if eos != -1 else "",
-            bos_token=model.token_get_text(self._llm.token_bos()) if self._llm.token_bos() != -1 else "",
-            stop_token_ids=[eos],
-        )
-
     def _chat_response(self, text: str, generation: Generation, prompt_tokens: int, seconds: float) -> dict[str, Any]:
         completion_tokens = len(generation.tokens)
         cached = generation.reused_prompt_tokens
@@ -355,7 +304,7 @@ class EmbeddedEngine:
             "id": f"chatcmpl-{uuid.uuid4().hex}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": self._llm.model_path,
+            "model": self._model.path,
             "choices": [
                 {
                     "index": 0,

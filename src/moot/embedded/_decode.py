@@ -8,25 +8,23 @@ forced text is the same; only how it is split into tokens is the grammar's
 canonical one). Other guesses (the continuation of the latest n-gram seen
 earlier in the prompt or reply) are evaluated with the step's token in one
 batch and kept while the sampler itself picks them, in order; they are made
-only where they pay on this machine (:mod:`moot.models._lookahead`). Every
+only where they pay on this machine (:mod:`moot.embedded._lookahead`). Every
 token kept that way is the one the sampler drew at its position, from the
 same distribution and random stream.
 """
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
-from llama_cpp import Llama, LlamaGrammar, LogitsProcessorList
-from llama_cpp import llama_cpp as native
 
-from moot.models._guided import JsonMask
-from moot.models._lookahead import MAX_GUESS, BatchCosts, NgramLookup
-from moot.models._state_cache import common_prefix
+from moot.embedded._guided import JsonMask
+from moot.embedded._llama_cpp import LoadedModel, Sampler
+from moot.embedded._lookahead import MAX_GUESS, BatchCosts, NgramLookup
+from moot.embedded._state_cache import common_prefix
 
 __all__ = ["Generation", "evaluate_prompt", "generate"]
 
@@ -44,34 +42,31 @@ class Generation:
 
 
 def generate(
-    llm: Llama,
+    model: LoadedModel,
     prompt: list[int],
     *,
     max_tokens: int,
     temperature: float,
     seed: int | None,
     mask: JsonMask | None = None,
-    grammar: LlamaGrammar | None = None,
+    grammar: str | None = None,
     lookahead: bool = True,
     costs: BatchCosts | None = None,
 ) -> Generation:
     """Decode a reply to ``prompt`` (whose prefix may already be in the KV cache) until an end token or the cap.
 
-    ``costs`` are this machine's batch timings, shared across calls; they decide whether a guess is worth it.
+    ``grammar`` is GBNF (llama.cpp's grammar sampler); ``mask`` is llguidance's. ``costs`` are this machine's
+    batch timings, shared across calls; they decide whether a guess is worth it.
     """
-    reused = evaluate_prompt(llm, prompt)
-    llm.set_seed(seed if seed is not None else random.Random(llm._seed).randint(0, 2**32))
-    sampler = llm._init_sampler(
-        temp=temperature, logits_processor=LogitsProcessorList([mask]) if mask else None, grammar=grammar
-    )
-    vocab = llm._model.vocab
+    reused = evaluate_prompt(model, prompt)
+    sampler = model.sampler(temperature, seed, mask=mask, grammar=grammar)
     costs = costs if costs is not None else BatchCosts()
     guesser = NgramLookup(prompt) if lookahead else None
     reply: list[int] = []
     result = Generation(reply, "length", reused)
-    token = sampler.sample(llm._ctx, -1)
+    token = sampler.sample(-1)
     while True:
-        if native.llama_vocab_is_eog(vocab, token):
+        if model.is_end(token):
             result.finish_reason = "stop"
             return result
         reply.append(token)
@@ -80,13 +75,13 @@ def generate(
         budget = max_tokens - len(reply)
         if budget <= 0:
             return result
-        forced = _forced(mask, reply, budget - 1, vocab) if guesser is not None else []
+        forced = _forced(mask, reply, budget - 1, model) if guesser is not None else []
         if forced:
-            token = _take_forced(llm, sampler, token, forced, reply, guesser)
+            token = _take_forced(model, sampler, token, forced, reply, guesser)
             result.forced += len(forced)
             continue
         guesses = guesser.propose(budget - 1, costs) if guesser is not None and budget > 1 else []
-        token, kept = _step(llm, sampler, token, guesses, reply, guesser, vocab, max_tokens, costs)
+        token, kept = _step(model, sampler, token, guesses, reply, guesser, max_tokens, costs)
         result.guessed += len(guesses)
         result.kept += kept
         if guesser is not None:
@@ -95,64 +90,51 @@ def generate(
             return result
 
 
-def evaluate_prompt(llm: Llama, prompt: list[int]) -> int:
+def evaluate_prompt(model: LoadedModel, prompt: list[int]) -> int:
     """Keep the KV cells the prompt shares with the live context; evaluate the rest (at least its last token).
 
     Returns how many prompt tokens were kept rather than evaluated.
     """
-    shared = common_prefix(np.asarray(llm.input_ids[: llm.n_tokens], dtype=np.int32), np.asarray(prompt, np.int32))
+    shared = common_prefix(model.live_tokens(), np.asarray(prompt, np.int32))
     reuse = min(shared, len(prompt) - 1)
-    if not llm._ctx.kv_cache_seq_rm(-1, reuse, -1):
+    if not model.drop_kv_from(reuse):
         reuse = 0
-        llm._ctx.kv_cache_clear()
-    llm.n_tokens = reuse
-    llm.eval(prompt[reuse:])
+        model.clear_kv()
+    model.n_tokens = reuse
+    model.eval(prompt[reuse:])
     return reuse
 
 
-def _forced(mask: JsonMask | None, reply: list[int], budget: int, vocab: Any) -> list[int]:
+def _forced(mask: JsonMask | None, reply: list[int], budget: int, model: LoadedModel) -> list[int]:
     """The tokens the grammar forces next (at most ``budget``, none past an end token)."""
     if mask is None or budget <= 0:
         return []
     forced = mask.forced_after(reply)[: min(MAX_GUESS, budget)]
     for index, token in enumerate(forced):
-        if native.llama_vocab_is_eog(vocab, token):
+        if model.is_end(token):
             return forced[:index]
     return forced
 
 
-def _decode_batch(llm: Llama, batch: list[int], logits_all: bool) -> int:
-    """Evaluate ``batch`` after the live tokens and record it in ``input_ids``; returns where it starts.
-
-    ``n_tokens`` is left to the caller: it counts only the tokens the reply keeps.
-    """
-    n_past = llm.n_tokens
-    llm._batch.set_batch(batch=batch, n_past=n_past, logits_all=logits_all)
-    llm._ctx.decode(llm._batch)
-    llm.input_ids[n_past : n_past + len(batch)] = batch
-    return n_past
-
-
 def _take_forced(
-    llm: Llama, sampler: Any, token: int, forced: list[int], reply: list[int], guesser: NgramLookup
+    model: LoadedModel, sampler: Sampler, token: int, forced: list[int], reply: list[int], guesser: NgramLookup
 ) -> int:
     """Evaluate ``token`` and the forced tokens in one batch (logits for the last only); sample the next."""
     batch = [token, *forced]
-    llm.n_tokens = _decode_batch(llm, batch, logits_all=False) + len(batch)
+    model.n_tokens = model.decode(batch, logits_all=False) + len(batch)
     for forced_token in forced:
         reply.append(forced_token)
         guesser.append(forced_token)
-    return sampler.sample(llm._ctx, -1)
+    return sampler.sample(-1)
 
 
 def _step(
-    llm: Llama,
-    sampler: Any,
+    model: LoadedModel,
+    sampler: Sampler,
     token: int,
     guesses: list[int],
     reply: list[int],
     guesser: NgramLookup | None,
-    vocab: Any,
     max_tokens: int,
     costs: BatchCosts,
 ) -> tuple[int | None, int]:
@@ -162,15 +144,15 @@ def _step(
     """
     batch = [token, *guesses]
     started = time.perf_counter()
-    llm.n_tokens = _decode_batch(llm, batch, logits_all=bool(guesses)) + 1
+    model.n_tokens = model.decode(batch, logits_all=bool(guesses)) + 1
     costs.observe(len(batch), time.perf_counter() - started)
     kept = 0
     for index, guess in enumerate([*guesses, None]):
-        drawn = sampler.sample(llm._ctx, index if guesses else -1)
-        if guess is None or drawn != guess or native.llama_vocab_is_eog(vocab, drawn):
+        drawn = sampler.sample(index if guesses else -1)
+        if guess is None or drawn != guess or model.is_end(drawn):
             break
         kept += 1
-        llm.n_tokens += 1
+        model.n_tokens += 1
         reply.append(drawn)
         if guesser is not None:
             guesser.append(drawn)
@@ -178,5 +160,5 @@ def _step(
             drawn = None
             break
     if guesses:
-        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+        model.drop_kv_from(model.n_tokens)
     return drawn, kept

@@ -55,7 +55,6 @@ class PrefixStateCache:
         self.capacity_bytes = capacity_bytes
         self._states: OrderedDict[bytes, CachedState] = OrderedDict()
         self.nbytes = 0
-        self.peak_nbytes = 0
 
     def __len__(self) -> int:
         return len(self._states)
@@ -88,7 +87,6 @@ class PrefixStateCache:
         self.nbytes += state.nbytes
         while self.nbytes > self.capacity_bytes:
             self._drop(next(iter(self._states)))
-        self.peak_nbytes = max(self.peak_nbytes, self.nbytes)
         return True
 
     def clear(self) -> None:

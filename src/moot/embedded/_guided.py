@@ -17,14 +17,12 @@ the bound closed mid-sentence is cut back to a sentence end afterwards
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import llguidance
 import llguidance.numpy as llg_numpy
 import numpy as np
-from llguidance.llamacpp import lltokenizer_from_vocab
 
 __all__ = ["GuidedJson", "JsonMask"]
 
@@ -37,13 +35,11 @@ _JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_sepa
 
 
 class GuidedJson:
-    """llguidance for one model: its tokenizer (built once, about 1 s) and each schema's grammar."""
+    """llguidance for one model: its tokenizer (built once) and each schema's grammar."""
 
-    def __init__(self, vocab: Any, n_vocab: int, stop_tokens: list[int]) -> None:
+    def __init__(self, tokenizer: llguidance.LLTokenizer, n_vocab: int) -> None:
         self.n_vocab = n_vocab
-        with warnings.catch_warnings():  # it calls a llama.cpp function deprecated once per token (151k times)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            self._tokenizer = lltokenizer_from_vocab(vocab, n_vocab=n_vocab, eos_token=stop_tokens)
+        self._tokenizer = tokenizer
         self._grammars: dict[str, str] = {}
 
     def grammar(self, schema: dict[str, Any]) -> str:

@@ -3,7 +3,7 @@
 Every moot process starts its roles with the same few system prompts (the
 debate rules, the arbiter's, the critic's, each with its schema), hundreds of
 tokens each, whatever the task. The in-memory cache
-(:mod:`moot.models._state_cache`) dies with the process, so each run paid
+(:mod:`moot.embedded._state_cache`) dies with the process, so each run paid
 for them again on its first call per role. Here the state after a system
 prompt is written once per model build and read back by later processes: a
 few MiB per prompt, read in milliseconds where evaluating it takes seconds on
@@ -13,6 +13,20 @@ Only system-prompt prefixes are stored (task text and replies stay in RAM):
 they are shared by every run, so the folder stays small and its entries stay
 useful. Files are written atomically and evicted least recently used beyond a
 byte cap; a file that cannot be read is deleted and treated as a miss.
+
+Not diskcache (a dependency already), although its ``Cache`` with a
+``size_limit`` and the ``least-recently-used`` policy is a byte-capped LRU on
+disk, for three reasons. Its layout is its own (a SQLite index, and files it
+names itself), where this folder holds one ``<key>.tokens`` and one
+``<key>.kv`` file per state, the key the first 32 hex digits of the tokens'
+sha256, which earlier moot processes wrote and later ones read: moving would
+drop every kept state. Its cap is not this cap: ``size_limit`` counts its
+database too and is enforced by culling at most ``cull_limit`` (ten) entries
+per ``set``, so the folder may stay above it, where here the states' own bytes
+never exceed the cap after a ``put`` and a state larger than the cap is not
+written at all. And a lookup is by the longest token prefix an entry shares
+with the prompt, which needs every entry's tokens at hand, so this index would
+be kept beside it anyway.
 """
 
 from __future__ import annotations
@@ -25,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from moot.models._state_cache import common_prefix
+from moot.embedded._state_cache import common_prefix
 
 __all__ = ["DiskStates"]
 
@@ -65,9 +79,6 @@ class DiskStates:
             self._forget(entry.key)
             return None
         return entry.tokens, data, shared
-
-    def has(self, tokens: list[int] | np.ndarray) -> bool:
-        return _key(np.asarray(tokens, dtype=np.int32)) in self._entries()
 
     def put(self, tokens: list[int] | np.ndarray, data: bytes) -> bool:
         """Store one state (atomically); False when it alone exceeds the cap or the folder is not writable."""
