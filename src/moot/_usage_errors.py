@@ -1,9 +1,10 @@
 """Typer's usage errors as one ``moot: error:`` line and exit 2, like every other bad input.
 
 Typer prints a usage error (no such option or command, a missing argument or value, a value of the wrong
-type) as a box of three to five lines. Typer offers no option for that, so this module, and only this one,
-reaches below its public API: it runs a command with ``standalone_mode=False`` (a Click option Typer keeps)
-and catches Click's exceptions, which Typer 0.29 vendors as ``typer._click``.
+type) as a box of three to five lines. Typer offers no option for that, so this module runs a command with
+``standalone_mode=False`` (a Click option Typer keeps) and catches the usage errors itself, through Typer's
+public names only: every one of them is a ``typer.TyperException`` with ``format_message()`` and
+``exit_code`` (Typer 0.29 vendors Click, so Click's own classes are private to it).
 """
 
 from __future__ import annotations
@@ -16,11 +17,6 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from moot._exit_codes import FAILED, FINISHED, say_error
-
-try:  # Typer vendors Click from 0.2x on; earlier releases use the click package
-    from typer._click import exceptions as click_exceptions
-except ImportError:  # pragma: no cover - not the pinned Typer
-    from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
 __all__ = ["TESTED_TYPER", "OneLineCommand", "OneLineGroup"]
 
@@ -44,21 +40,22 @@ class _OneLineUsageErrors:
             return standalone(args, prog_name, complete_var, standalone_mode, **extra)
         try:
             ended = standalone(args, prog_name, complete_var, False, **extra)
-        except click_exceptions.NoArgsIsHelpError:  # ``moot`` alone: the help, as Typer shows it
-            return standalone(args, prog_name, complete_var, True, **extra)
-        except click_exceptions.ClickException as exc:
-            _usage_error(exc)
         except typer.Abort:
             say_error("aborted")
             sys.exit(FAILED)
+        except typer.TyperException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # ``moot`` alone: the help, as Typer shows it
+                return standalone(args, prog_name, complete_var, True, **extra)
+            _usage_error(exc)
         sys.exit(ended if isinstance(ended, int) else FINISHED)  # an int is the code of a typer.Exit
 
 
-def _usage_error(exc: click_exceptions.ClickException) -> NoReturn:
+def _usage_error(exc: typer.TyperException) -> NoReturn:
+    """One line: Click's message (every usage error Typer raises has ``format_message`` and ``exit_code``)."""
     context = getattr(exc, "ctx", None)
     hint = f"; {context.command_path} --help shows the usage" if context is not None else ""
-    say_error(f"{exc.format_message().rstrip('.')}{hint}")
-    sys.exit(exc.exit_code)
+    say_error(f"{exc.format_message().rstrip('.')}{hint}")  # type: ignore[attr-defined]
+    sys.exit(exc.exit_code)  # type: ignore[attr-defined]
 
 
 class OneLineGroup(_OneLineUsageErrors, TyperGroup):

@@ -28,10 +28,6 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "moot"
 ADAPTER = SRC / "embedded" / "_llama_cpp.py"
 EXEMPT = {ADAPTER}
 ALLOWED = {
-    # Typer vendors Click as typer._click; the Typer adapter catches its exceptions, and checks the installed
-    # Typer against the one it was written for (a second adapter, beside the llama-cpp-python one).
-    ("moot/_usage_errors.py", "import typer._click"),
-    ("moot/_usage_errors.py", "import typer._click.exceptions"),
     # A stop condition's parts: AutoGen's And/OrTerminationCondition keep them in _conditions, with no public
     # accessor (dump_component() gives configurations, not the conditions themselves).
     ("moot/conditions/_bounds.py", "._conditions"),
