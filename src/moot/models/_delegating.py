@@ -28,10 +28,10 @@ class DelegatingClient(RequestClient):
         self.owns_inner = owns_inner
 
     async def _complete(self, request: Request) -> CreateResult:
-        return await request.create(self.inner)
+        return await request.send(self.inner)
 
     def _stream(self, request: Request) -> Stream:
-        return request.create_stream(self.inner)
+        return request.stream(self.inner)
 
     async def close(self) -> None:
         if self.owns_inner:

@@ -5,7 +5,7 @@ keyword arguments. Every moot client restated all of them, and each wrapper
 passed them on again; one of those copies was always a place to drop or
 reorder an argument. Here they are spelled once: :class:`RequestClient` takes
 AutoGen's call and hands its subclass one :class:`Request`, and a wrapper sends
-the same (or a rewritten) request on with :meth:`Request.create`.
+the same (or a rewritten) request on with :meth:`Request.send`.
 """
 
 from __future__ import annotations
@@ -45,12 +45,12 @@ class Request:
     extra_create_args: Mapping[str, Any] = field(default_factory=dict)
     cancellation_token: CancellationToken | None = None
 
-    async def create(self, client: ChatCompletionClient) -> CreateResult:
-        """Make this call to ``client``: the same objects it was given, passed by AutoGen's names."""
+    async def send(self, client: ChatCompletionClient) -> CreateResult:
+        """Make this call to ``client`` (its ``create``): the same objects it was given, passed by AutoGen's names."""
         return await client.create(self.messages, **self._options())
 
-    def create_stream(self, client: ChatCompletionClient) -> Stream:
-        """Make this call to ``client`` as a stream."""
+    def stream(self, client: ChatCompletionClient) -> Stream:
+        """Make this call to ``client`` as a stream (its ``create_stream``)."""
         return client.create_stream(self.messages, **self._options())
 
     def _options(self) -> dict[str, Any]:

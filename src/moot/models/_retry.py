@@ -179,7 +179,7 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
             attempt += 1
             self.attempts += 1
             try:
-                return await asyncio.wait_for(request.create(self.inner), self.deadline)
+                return await asyncio.wait_for(request.send(self.inner), self.deadline)
             except Exception as exc:
                 kind = transient_kind(exc)
                 if kind is None:
@@ -192,7 +192,7 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
         while True:
             attempt += 1
             self.attempts += 1
-            stream = request.create_stream(self.inner)
+            stream = request.stream(self.inner)
             started = False
             try:
                 while True:

@@ -109,10 +109,10 @@ class ServedClient(DelegatingClient):
     async def _complete(self, request: Request) -> CreateResult:
         request = self._rewritten(request)
         with self._refusals():
-            return await request.create(self.inner)
+            return await request.send(self.inner)
 
     async def _stream(self, request: Request) -> Stream:
-        stream = self._rewritten(request).create_stream(self.inner)
+        stream = self._rewritten(request).stream(self.inner)
         try:
             with self._refusals():
                 async for chunk in stream:

@@ -17,7 +17,7 @@ class WholeReplyStream(RequestClient):
 
     async def _stream(self, request: Request) -> Stream:
         """What ``create`` answers (a subclass's own ``create`` included), text first when it is text."""
-        result = await request.create(self)
+        result = await request.send(self)
         if isinstance(result.content, str):
             yield result.content
         yield result
