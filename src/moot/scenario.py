@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from autogen_agentchat.base import Team
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from moot.catalog import entries, read_document
+from moot.catalog import CatalogFile, entries, read_document
 from moot.errors import ConfigError
 from moot.models import ModelSpec
 from moot.roles import RoleModels, parse_model_options
@@ -96,13 +96,9 @@ def _raised_in(exc: BaseException, path: Path | None) -> str:
     return f"{text} (line {lines[-1]})" if lines else text
 
 
-class ScenarioFile(BaseModel):
+class ScenarioFile(CatalogFile):
     """The fields of a YAML scenario: a team preset and a task."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    description: str = Field(min_length=1)
     team: str
     """A team preset's name (see ``moot teams``)."""
     task: str = Field(min_length=1)

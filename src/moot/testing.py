@@ -17,15 +17,15 @@ makes it ``scripted:default`` and asserts on leaving that every reply was used.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
-from pydantic import BaseModel
+from autogen_core.models import ChatCompletionClient, CreateResult
 
 from moot.errors import ConfigError
 from moot.models import (
     DelegatingClient,
     DeterministicModel,
+    JsonOutput,
+    Request,
     ScriptedCall,
     ScriptedClient,
     ScriptedModel,
@@ -89,20 +89,20 @@ class FaultyClient(WholeReplyStream, DelegatingClient):
         self.injected: dict[str, int] = dict.fromkeys(self.faults, 0)
         self.delivered: list[CreateResult] = []
 
-    def _draw(self, json_output: bool | type[BaseModel] | None) -> str | None:
+    def _draw(self, json_output: JsonOutput) -> str | None:
         if self._rng.random() >= self.rate:
             return None
         kinds = [k for k in self.faults if k != "malformed" or json_output]
         return self._rng.choice(kinds) if kinds else None
 
-    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
+    async def _complete(self, request: Request) -> CreateResult:
         self.calls += 1
-        kind = self._draw(kwargs.get("json_output"))
+        kind = self._draw(request.json_output)
         if kind is not None:
             self.injected[kind] += 1
             if kind != "malformed":
                 raise provider_fault(kind)
-        result = await super().create(messages, **kwargs)
+        result = await super()._complete(request)
         if kind == "malformed":
             text = str(result.content)
             return result.model_copy(update={"content": text[: len(text) // 2]})

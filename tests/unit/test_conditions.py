@@ -12,7 +12,9 @@ from autogen_core.models import RequestUsage
 
 from moot.conditions import (
     Consensus,
+    CostBudget,
     MaxRounds,
+    MaxSteps,
     NoImprovement,
     NoProgress,
     ScoreThreshold,
@@ -269,6 +271,21 @@ async def test_wall_clock_round_trips_its_seconds():
     assert loaded.seconds == 2.5
     assert loaded.dump_component().config == {"seconds": 2.5}
     assert await loaded([text()]) is None  # a real clock now: the first message only starts it
+
+
+@pytest.mark.parametrize(
+    ("condition", "config"),
+    [
+        (Consensus(0.75), {"threshold": 0.75}),
+        (CostBudget(0.5), {"usd": 0.5}),
+        (MaxSteps(4), {"steps": 4}),
+        (NoImprovement(2, min_delta=1.5), {"patience": 2, "min_delta": 1.5}),
+    ],
+)
+def test_every_condition_dumps_its_arguments_and_loads_from_them(condition, config):
+    """One rule for all of moot's conditions: the config's fields are the constructor's arguments."""
+    assert condition.dump_component().config == config
+    assert reload(condition).dump_component() == condition.dump_component()
 
 
 async def test_composed_condition_round_trips_and_behaves_the_same():

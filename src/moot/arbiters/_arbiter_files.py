@@ -12,13 +12,11 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from moot.arbiters._majority import MajorityVote
 from moot.arbiters._protocol import Arbiter
 from moot.arbiters._rounds_vote import RoundsVote
 from moot.arbiters._weighted import WeightedVote
-from moot.catalog import entries, find_entry, read_document
+from moot.catalog import CatalogFile, entries, find_entry, read_document
 from moot.errors import ConfigError
 from moot.roles import Role, role
 
@@ -31,13 +29,9 @@ VOTES: dict[str, type[MajorityVote] | type[WeightedVote] | type[RoundsVote]] = {
 }
 
 
-class ArbiterFile(BaseModel):
+class ArbiterFile(CatalogFile):
     """The fields of an arbiter file."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    description: str = Field(min_length=1)
     kind: Literal["llm", "majority_vote", "weighted_vote", "rounds_vote"]
     role: str | None = None
     """``llm`` only: the role that rules (default ``arbiter``)."""

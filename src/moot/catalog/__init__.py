@@ -8,14 +8,16 @@ its kind's package (``moot.roles``, ``moot.arbiters``, ``moot.teams``,
 ``moot.scenario``).
 """
 
-from moot.catalog._document import CatalogError, Document, read_document
+from moot.catalog._document import NAME_PATTERN, CatalogError, CatalogFile, Document, read_document
 from moot.catalog._source import BUILT_IN, KINDS, PATH_VARIABLE, Entry, entries, find_entry, notice_override
 
 __all__ = [
     "BUILT_IN",
     "KINDS",
+    "NAME_PATTERN",
     "PATH_VARIABLE",
     "CatalogError",
+    "CatalogFile",
     "Document",
     "Entry",
     "entries",

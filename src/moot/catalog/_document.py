@@ -14,13 +14,32 @@ from typing import Any, TypeVar
 
 import yaml
 from jinja2 import Environment, StrictUndefined, TemplateError, TemplateSyntaxError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.errors import ConfigError
 
-__all__ = ["CatalogError", "Document", "read_document"]
+__all__ = ["NAME_PATTERN", "CatalogError", "CatalogFile", "Document", "read_document"]
+
+NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
+"""A catalog entry's name: lowercase letters, digits and '_', a letter first."""
 
 Model = TypeVar("Model", bound=BaseModel)
+
+
+class CatalogFile(BaseModel):
+    """What every catalog file holds (a role, a team preset, an arbiter, a scenario): a name and a description.
+
+    Its kind adds the rest; a field that no kind declares is an error, as a misspelt one would be.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME_PATTERN)
+    """Roles, team presets and arbiters are found by name, so theirs must be the file's name without ``.yaml``."""
+    description: str = Field(min_length=1)
+
+
+Named = TypeVar("Named", bound=CatalogFile)
 
 
 class CatalogError(ConfigError):
@@ -62,12 +81,11 @@ class Document:
     def error(self, problem: str, loc: Sequence[str | int] = ()) -> CatalogError:
         return CatalogError(self.path, self.line(loc), problem)
 
-    def validate_named(self, model: type[Model]) -> Model:
+    def validate_named(self, model: type[Named]) -> Named:
         """``validate``, and the entry's ``name`` must be its file's name: lookup by name finds files by name."""
         spec = self.validate(model)
-        name = getattr(spec, "name", None)
-        if name != self.path.stem:
-            raise self.error(f"name {name!r} must match the file name {self.path.stem!r}", ["name"])
+        if spec.name != self.path.stem:
+            raise self.error(f"name {spec.name!r} must match the file name {self.path.stem!r}", ["name"])
         return spec
 
     def validate(self, model: type[Model]) -> Model:

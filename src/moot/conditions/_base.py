@@ -3,14 +3,15 @@
 Each condition is a real AutoGen ``TerminationCondition``: it sees only the
 messages new since its last call, composes with ``|`` / ``&``, and round-trips
 through ``dump_component()`` / ``load_component()``. This base holds the
-boilerplate so each concrete condition is just its rule.
+boilerplate so each concrete condition is just its rule (and its config, whose
+fields are its arguments: the base dumps and loads it).
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from autogen_agentchat.base import (
     AndTerminationCondition,
@@ -88,6 +89,16 @@ class MootCondition(Composes, TerminationCondition):
 
     def clear(self) -> None:
         """Forget per-run state; conditions without any need not override."""
+
+    # A condition's config is its arguments: each field of its ``component_config_schema`` is a constructor
+    # argument of the same name, kept as an attribute of that name. So dumping and loading are said once, here.
+    def _to_config(self) -> BaseModel:
+        schema: type[BaseModel] = self.component_config_schema  # type: ignore[attr-defined]
+        return schema(**{name: getattr(self, name) for name in schema.model_fields})
+
+    @classmethod
+    def _from_config(cls, config: BaseModel) -> Self:
+        return cls(**dict(config))
 
 
 # AutoGen's | and & of conditions, whose own | and & check their operand as moot's conditions do (so

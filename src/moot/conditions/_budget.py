@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Self
 
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core import Component
@@ -40,13 +39,6 @@ class TokenBudget(MootCondition, Component[TokenBudgetConfig]):
             return f"token budget: {self.used} of {self.max_tokens} tokens used"
         return None
 
-    def _to_config(self) -> TokenBudgetConfig:
-        return TokenBudgetConfig(max_tokens=self.max_tokens)
-
-    @classmethod
-    def _from_config(cls, config: TokenBudgetConfig) -> Self:
-        return cls(config.max_tokens)
-
 
 class WallClockConfig(BaseModel):
     seconds: float = Field(gt=0)
@@ -80,10 +72,3 @@ class WallClock(MootCondition, Component[WallClockConfig]):
         if elapsed >= self.seconds:
             return f"wall clock: {elapsed:.1f}s of {self.seconds:g}s used"
         return None
-
-    def _to_config(self) -> WallClockConfig:
-        return WallClockConfig(seconds=self.seconds)
-
-    @classmethod
-    def _from_config(cls, config: WallClockConfig) -> Self:
-        return cls(config.seconds)

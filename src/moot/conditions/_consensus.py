@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Self
-
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core import Component
 from pydantic import BaseModel, Field
@@ -36,10 +34,3 @@ class Consensus(MootCondition, Component[ConsensusConfig]):
         if done is not None and done.agreement is not None and done.agreement >= self.threshold:
             return f"consensus: agreement {done.agreement:.2f} >= {self.threshold:g} in round {done.round}"
         return None
-
-    def _to_config(self) -> ConsensusConfig:
-        return ConsensusConfig(threshold=self.threshold)
-
-    @classmethod
-    def _from_config(cls, config: ConsensusConfig) -> Self:
-        return cls(config.threshold)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Self
-
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core import Component
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,10 +44,3 @@ class CostBudget(MootCondition, Component[CostBudgetConfig]):
         if self.spent >= self.usd:
             return f"cost budget: ${self.spent:.4g} of ${self.usd:g} spent"
         return None
-
-    def _to_config(self) -> CostBudgetConfig:
-        return CostBudgetConfig(usd=self.usd)
-
-    @classmethod
-    def _from_config(cls, config: CostBudgetConfig) -> Self:
-        return cls(config.usd)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Self
-
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core import Component
 from pydantic import BaseModel, Field
@@ -46,10 +44,3 @@ class NoProgress(MootCondition, Component[NoProgressConfig]):
             if self._repeats[key] >= self.window:
                 return f"no progress: {key} unchanged for {self._repeats[key]} round(s) (round {done.round})"
         return None
-
-    def _to_config(self) -> NoProgressConfig:
-        return NoProgressConfig(window=self.window)
-
-    @classmethod
-    def _from_config(cls, config: NoProgressConfig) -> Self:
-        return cls(config.window)

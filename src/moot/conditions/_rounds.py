@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Self
-
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core import Component
 from pydantic import BaseModel, Field, field_validator
@@ -42,13 +40,6 @@ class MaxRounds(MootCondition, Component[MaxRoundsConfig]):
         in_all = f" ({done.round} in all)" if done.round != self._seen else ""
         return f"max rounds: {self._seen} of {self.rounds} rounds done{in_all}"
 
-    def _to_config(self) -> MaxRoundsConfig:
-        return MaxRoundsConfig(rounds=self.rounds)
-
-    @classmethod
-    def _from_config(cls, config: MaxRoundsConfig) -> Self:
-        return cls(config.rounds)
-
 
 class ScoreThresholdConfig(BaseModel):
     threshold: float = Field(ge=0, le=100)
@@ -78,13 +69,6 @@ class ScoreThreshold(MootCondition, Component[ScoreThresholdConfig]):
         if done is not None and done.score is not None and done.score >= self.threshold:
             return f"quality threshold: score {done.score:g} >= {self.threshold:g} in round {done.round}"
         return None
-
-    def _to_config(self) -> ScoreThresholdConfig:
-        return ScoreThresholdConfig(threshold=self.threshold)
-
-    @classmethod
-    def _from_config(cls, config: ScoreThresholdConfig) -> Self:
-        return cls(config.threshold)
 
 
 class NoImprovementConfig(BaseModel):
@@ -120,10 +104,3 @@ class NoImprovement(MootCondition, Component[NoImprovementConfig]):
         if self._stale >= self.patience:
             return f"no improvement: best score {self._best:g} not beaten for {self._stale} rounds"
         return None
-
-    def _to_config(self) -> NoImprovementConfig:
-        return NoImprovementConfig(patience=self.patience, min_delta=self.min_delta)
-
-    @classmethod
-    def _from_config(cls, config: NoImprovementConfig) -> Self:
-        return cls(config.patience, config.min_delta)

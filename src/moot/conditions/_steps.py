@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Self
-
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core import Component
 from pydantic import BaseModel, Field
@@ -42,10 +40,3 @@ class MaxSteps(MootCondition, Component[MaxStepsConfig]):
             if self.done >= self.steps:
                 return f"max steps: {self.done} of {self.steps} steps done"
         return None
-
-    def _to_config(self) -> MaxStepsConfig:
-        return MaxStepsConfig(steps=self.steps)
-
-    @classmethod
-    def _from_config(cls, config: MaxStepsConfig) -> Self:
-        return cls(config.steps)

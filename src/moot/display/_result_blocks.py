@@ -122,7 +122,7 @@ def _move(choice: CodeChoice) -> str:
 def _opening(title: str, result: MootResult, partial: str = "the run ended on a fault") -> list[Block]:
     """The heading and stop reason every result starts with, and the warning when it is partial."""
     blocks: list[Block] = [Heading(title), Note("stop reason", result.stop_reason or "-")]
-    if getattr(result, "partial", False):
+    if result.partial:
         blocks.append(Note("partial result", partial, alert=True))
     return blocks
 

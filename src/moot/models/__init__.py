@@ -3,6 +3,11 @@
 The embedded model itself (weights, engine, llama.cpp) is :mod:`moot.embedded`;
 here is only its client.
 
+Every client answers one :class:`Request` (``_request.py``): AutoGen's
+``create`` arguments are spelled there only, and a wrapper
+(:class:`DelegatingClient`) passes a request on unchanged unless it means to
+change it.
+
 Spec -> client is one table of providers (``_spec.py``, the built-ins
 registered by ``_providers.py``): ``register_provider`` adds a provider.
 Scripted models (``scripted:NAME``) are production code, for dry runs as much
@@ -14,6 +19,7 @@ import moot.models._providers  # noqa: F401  (registers the built-in providers: 
 from moot._meter import Meter, TokenTotals, meter_metadata, metered
 from moot.models._delegating import DelegatingClient
 from moot.models._deterministic import DeterministicModel
+from moot.models._request import JsonOutput, Request, RequestClient, ToolChoice
 from moot.models._retry import RetryingClient, RetryPolicy, refusal
 from moot.models._scripted import (
     Script,
@@ -33,9 +39,12 @@ __all__ = [
     "SPEC_FORM",
     "DelegatingClient",
     "DeterministicModel",
+    "JsonOutput",
     "Meter",
     "ModelSpec",
     "Provider",
+    "Request",
+    "RequestClient",
     "RetryPolicy",
     "RetryingClient",
     "Script",
@@ -44,6 +53,7 @@ __all__ = [
     "ScriptedModel",
     "ScriptedReply",
     "TokenTotals",
+    "ToolChoice",
     "WholeReplyStream",
     "count_words",
     "meter_metadata",

@@ -3,23 +3,23 @@
 AutoGen's ChatCompletionClient has eight members besides ``create``; a
 wrapper that changes only ``create`` still has to pass the rest through, and
 each copy of that pass-through was a place to get one wrong. Subclasses
-override ``create`` (and ``create_stream`` if they must).
+override ``_complete`` (and ``_stream`` if they must); a request they do not
+change goes to ``inner`` as it came.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Sequence
 
-from autogen_core import CancellationToken
 from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
 from autogen_core.tools import Tool, ToolSchema
-from pydantic import BaseModel
+
+from moot.models._request import Request, RequestClient, Stream
 
 __all__ = ["DelegatingClient"]
 
 
-class DelegatingClient(ChatCompletionClient):
+class DelegatingClient(RequestClient):
     """Pass every call to ``inner``. ``owns_inner=False`` when the inner client is shared (the embedded model is):
     then closing the wrapper leaves it open for its owner to close."""
 
@@ -27,24 +27,11 @@ class DelegatingClient(ChatCompletionClient):
         self.inner = inner
         self.owns_inner = owns_inner
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
-        return await self.inner.create(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            json_output=json_output,
-            extra_create_args=extra_create_args,
-            cancellation_token=cancellation_token,
-        )
+    async def _complete(self, request: Request) -> CreateResult:
+        return await request.send(self.inner)
+
+    def _stream(self, request: Request) -> Stream:
+        return request.stream(self.inner)
 
     async def close(self) -> None:
         if self.owns_inner:
@@ -61,10 +48,6 @@ class DelegatingClient(ChatCompletionClient):
 
     def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
         return self.inner.remaining_tokens(messages, tools=tools)
-
-    @property
-    def capabilities(self) -> ModelInfo:  # type: ignore[override]
-        return self.inner.model_info
 
     @property
     def model_info(self) -> ModelInfo:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from autogen_core import EVENT_LOGGER_NAME, CancellationToken, MessageHandlerContext
+from autogen_core import EVENT_LOGGER_NAME, MessageHandlerContext
 from autogen_core.logging import LLMCallEvent
 from autogen_core.models import (
     AssistantMessage,
-    ChatCompletionClient,
     CreateResult,
     LLMMessage,
     ModelFamily,
@@ -25,6 +24,7 @@ from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from moot.models._reply_schema import grammar_schema
+from moot.models._request import JsonOutput, Request
 from moot.models._spec import ModelSpec
 from moot.models._whole_reply import WholeReplyStream
 
@@ -39,7 +39,7 @@ _MODEL_INFO = ModelInfo(
 _EVENTS = logging.getLogger(EVENT_LOGGER_NAME)
 
 
-class EmbeddedClient(WholeReplyStream, ChatCompletionClient):
+class EmbeddedClient(WholeReplyStream):
     """A client of the process's embedded engine, as AutoGen's llama.cpp client would be, with its pitfalls fixed.
 
     * temperature / max_tokens / seed are sent on *every* call (AutoGen's
@@ -73,30 +73,21 @@ class EmbeddedClient(WholeReplyStream, ChatCompletionClient):
             args["seed"] = self._spec.seed
         return args
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
+    async def _complete(self, request: Request) -> CreateResult:
         """One completion; ``tools`` are ignored (the model does not call functions)."""
-        if tool_choice != "auto":
-            warnings.warn("the embedded model calls no tools; tool_choice is ignored", UserWarning, stacklevel=2)
-        chat = [_chat_message(message) for message in messages]
-        args = {**self.sampling_args(), **extra_create_args, **self._response_format(json_output)}
+        if request.tool_choice != "auto":  # stacklevel 3: the caller of create, which called this
+            warnings.warn("the embedded model calls no tools; tool_choice is ignored", UserWarning, stacklevel=3)
+        chat = [_chat_message(message) for message in request.messages]
+        args = {**self.sampling_args(), **request.extra_create_args, **self._response_format(request.json_output)}
         call = asyncio.get_event_loop().run_in_executor(
             None, lambda: self.engine.create_chat_completion(messages=chat, stream=False, **args)
         )
-        if cancellation_token is not None:
-            cancellation_token.link_future(call)
+        if request.cancellation_token is not None:
+            request.cancellation_token.link_future(call)
         response = await call
         return self._result(chat, response)
 
-    def _response_format(self, json_output: bool | type[BaseModel] | None) -> dict[str, Any]:
+    def _response_format(self, json_output: JsonOutput) -> dict[str, Any]:
         """The ``response_format`` argument for ``json_output``: a structured reply's schema as the grammar
         engine accepts it (see :func:`grammar_schema`), plain JSON for True, else none."""
         if isinstance(json_output, type) and issubclass(json_output, BaseModel):
@@ -146,10 +137,6 @@ class EmbeddedClient(WholeReplyStream, ChatCompletionClient):
 
     def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
         return max(self.engine.n_ctx() - self.count_tokens(messages), 0)
-
-    @property
-    def capabilities(self) -> ModelInfo:  # type: ignore[override]
-        return _MODEL_INFO
 
     @property
     def model_info(self) -> ModelInfo:

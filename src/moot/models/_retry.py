@@ -17,18 +17,18 @@ import math
 import random as _random
 import time
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, Self
+from collections.abc import Awaitable, Callable
+from typing import Self
 
 import httpx
 import openai
 from autogen_core import CancellationToken, Component, ComponentModel
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
-from autogen_core.tools import Tool, ToolSchema
+from autogen_core.models import ChatCompletionClient, CreateResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import TransientModelError
 from moot.models._delegating import DelegatingClient
+from moot.models._request import Request, Stream
 
 __all__ = ["RetryPolicy", "RetryingClient", "RetryingClientConfig", "refusal", "retry_after", "transient_kind"]
 
@@ -173,42 +173,26 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
         return self.model or type(self.inner).__name__
 
     # ------------------------------------------------------------------ calls
-    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
+    async def _complete(self, request: Request) -> CreateResult:
         attempt = 0
         while True:
             attempt += 1
             self.attempts += 1
             try:
-                return await asyncio.wait_for(self.inner.create(messages, **kwargs), self.deadline)
+                return await asyncio.wait_for(request.send(self.inner), self.deadline)
             except Exception as exc:
                 kind = transient_kind(exc)
                 if kind is None:
                     raise
-                await self._wait_or_give_up(exc, kind, attempt, kwargs.get("cancellation_token"))
+                await self._wait_or_give_up(exc, kind, attempt, request.cancellation_token)
 
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
+    async def _stream(self, request: Request) -> Stream:
         """Retry a stream that failed before its first chunk; a stream already under way is never replayed."""
-        args: dict[str, Any] = {
-            "tools": tools,
-            "tool_choice": tool_choice,
-            "json_output": json_output,
-            "extra_create_args": extra_create_args,
-            "cancellation_token": cancellation_token,
-        }
         attempt = 0
         while True:
             attempt += 1
             self.attempts += 1
-            stream = self.inner.create_stream(messages, **args)
+            stream = request.stream(self.inner)
             started = False
             try:
                 while True:
@@ -223,7 +207,7 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
                         if started:
                             self._count_fault(kind)
                             raise self._give_up(exc, kind, attempt, "after part of the reply was streamed") from exc
-                        await self._wait_or_give_up(exc, kind, attempt, cancellation_token)
+                        await self._wait_or_give_up(exc, kind, attempt, request.cancellation_token)
                         break
                     started = True
                     yield chunk

@@ -23,21 +23,19 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
-from autogen_core import CancellationToken
 from autogen_core.models import (
-    ChatCompletionClient,
     CreateResult,
     LLMMessage,
     ModelFamily,
     ModelInfo,
     RequestUsage,
 )
-from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from moot.errors import ConfigError, ScriptError
+from moot.models._request import JsonOutput, Request
 from moot.models._spec import ModelSpec
 from moot.models._whole_reply import WholeReplyStream
 
@@ -88,7 +86,7 @@ class ScriptedCall:
     """What one call to a scripted client saw: the exact prompt and the structured-output request."""
 
     messages: tuple[LLMMessage, ...]
-    json_output: bool | type[BaseModel] | None
+    json_output: JsonOutput
     extra_create_args: Mapping[str, Any]
 
     @property
@@ -97,7 +95,7 @@ class ScriptedCall:
 
 
 @dataclass
-class ScriptedClient(WholeReplyStream, ChatCompletionClient):
+class ScriptedClient(WholeReplyStream):
     """A ChatCompletionClient that replays one agent's script."""
 
     replies: deque[ScriptedReply]
@@ -105,17 +103,9 @@ class ScriptedClient(WholeReplyStream, ChatCompletionClient):
     calls: list[ScriptedCall] = field(default_factory=list)
     _usage: RequestUsage = field(default_factory=lambda: RequestUsage(prompt_tokens=0, completion_tokens=0))
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
-        self.calls.append(ScriptedCall(tuple(messages), json_output, dict(extra_create_args)))
+    async def _complete(self, request: Request) -> CreateResult:
+        messages = request.messages
+        self.calls.append(ScriptedCall(tuple(messages), request.json_output, dict(request.extra_create_args)))
         if not self.replies:
             last = message_text(messages[-1])[:120] if messages else ""
             raise ScriptError(
@@ -125,7 +115,7 @@ class ScriptedClient(WholeReplyStream, ChatCompletionClient):
         reply = self.replies.popleft()
         if isinstance(reply, CreateResult):
             return reply
-        text = self._render(reply, messages, json_output)
+        text = self._render(reply, messages, request.json_output)
         if inspect.isawaitable(text):  # an async reply function
             text = await text
         usage = RequestUsage(
@@ -140,7 +130,7 @@ class ScriptedClient(WholeReplyStream, ChatCompletionClient):
 
     @staticmethod
     def _render(
-        reply: ScriptedReply, messages: Sequence[LLMMessage], output: bool | type[BaseModel] | None = None
+        reply: ScriptedReply, messages: Sequence[LLMMessage], output: JsonOutput = None
     ) -> str | Awaitable[str]:
         if isinstance(reply, Exception):
             raise reply
@@ -172,10 +162,6 @@ class ScriptedClient(WholeReplyStream, ChatCompletionClient):
 
     def remaining_tokens(self, messages: Sequence[LLMMessage], **kwargs: Any) -> int:
         return max(0, 32_768 - self.count_tokens(messages))
-
-    @property
-    def capabilities(self) -> ModelInfo:  # type: ignore[override]
-        return _INFO
 
     @property
     def model_info(self) -> ModelInfo:

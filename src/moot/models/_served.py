@@ -17,18 +17,19 @@ and raise on a malformed one, where moot feeds the error back to the model.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
 
 import openai
-from autogen_core import CancellationToken
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo
-from autogen_core.tools import Tool, ToolSchema
+from autogen_core.models import ChatCompletionClient, CreateResult, ModelInfo
 from pydantic import BaseModel
 
 from moot.errors import ConfigError
 from moot.models._delegating import DelegatingClient
 from moot.models._reply_schema import served_schema
+from moot.models._request import Request, Stream
 from moot.models._spec import ModelSpec, ResponseFormat
 
 __all__ = ["DEFAULT_RESPONSE_FORMAT", "ServedClient", "response_format", "schema_refusal"]
@@ -95,72 +96,37 @@ class ServedClient(DelegatingClient):
     def model_info(self) -> ModelInfo:
         return {**self.inner.model_info, "structured_output": True}
 
-    @property
-    def capabilities(self) -> ModelInfo:  # type: ignore[override]
-        return self.model_info
-
-    def _args(
-        self, json_output: bool | type[BaseModel] | None, extra_create_args: Mapping[str, Any]
-    ) -> tuple[bool | type[BaseModel] | None, Mapping[str, Any]]:
+    def _rewritten(self, request: Request) -> Request:
         """A reply schema moves from ``json_output`` into ``response_format``; anything else passes unchanged."""
-        if isinstance(json_output, type) and issubclass(json_output, BaseModel):
-            if json_output not in self._formats:
-                self._formats[json_output] = response_format(json_output, self.form)
-            return None, {**extra_create_args, "response_format": self._formats[json_output]}
-        return json_output, extra_create_args
+        output = request.json_output
+        if not (isinstance(output, type) and issubclass(output, BaseModel)):
+            return request
+        if output not in self._formats:
+            self._formats[output] = response_format(output, self.form)
+        extra = {**request.extra_create_args, "response_format": self._formats[output]}
+        return replace(request, json_output=None, extra_create_args=extra)
 
-    async def create(
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> CreateResult:
-        json_output, extra_create_args = self._args(json_output, extra_create_args)
-        try:
-            return await self.inner.create(
-                messages,
-                tools=tools,
-                tool_choice=tool_choice,
-                json_output=json_output,
-                extra_create_args=extra_create_args,
-                cancellation_token=cancellation_token,
-            )
-        except openai.APIStatusError as exc:
-            refused = schema_refusal(exc, self.spec)
-            if refused is None:
-                raise
-            raise ConfigError(refused) from None
+    async def _complete(self, request: Request) -> CreateResult:
+        request = self._rewritten(request)
+        with self._refusals():
+            return await request.send(self.inner)
 
-    async def create_stream(  # type: ignore[override]
-        self,
-        messages: Sequence[LLMMessage],
-        *,
-        tools: Sequence[Tool | ToolSchema] = (),
-        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: bool | type[BaseModel] | None = None,
-        extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: CancellationToken | None = None,
-    ) -> AsyncGenerator[str | CreateResult, None]:
-        json_output, extra_create_args = self._args(json_output, extra_create_args)
-        stream = self.inner.create_stream(
-            messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            json_output=json_output,
-            extra_create_args=extra_create_args,
-            cancellation_token=cancellation_token,
-        )
+    async def _stream(self, request: Request) -> Stream:
+        stream = self._rewritten(request).stream(self.inner)
         try:
-            async for chunk in stream:
-                yield chunk
-        except openai.APIStatusError as exc:
-            refused = schema_refusal(exc, self.spec)
-            if refused is None:
-                raise
-            raise ConfigError(refused) from None
+            with self._refusals():
+                async for chunk in stream:
+                    yield chunk
         finally:
             await stream.aclose()
+
+    @contextmanager
+    def _refusals(self) -> Iterator[None]:
+        """A server's refusal of the schema becomes the one-line ConfigError; any other error passes unchanged."""
+        try:
+            yield
+        except openai.APIStatusError as exc:
+            refused = schema_refusal(exc, self.spec)
+            if refused is None:
+                raise
+            raise ConfigError(refused) from None

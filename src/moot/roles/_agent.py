@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from functools import cache
 from typing import Any, Self
 
 from autogen_agentchat.agents import BaseChatAgent
 from autogen_agentchat.base import Response
-from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StructuredMessage, TextMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from autogen_core.models import (
     AssistantMessage,
@@ -263,11 +263,6 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
             f"reply stopped at the max_tokens cap ({self.spec.effective_max_tokens} tokens, "
             f"{'set by' if self.spec.max_tokens else 'the default of'} the model spec) before it was complete"
         )
-
-    async def on_messages_stream(
-        self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken
-    ) -> AsyncGenerator[BaseAgentEvent | BaseChatMessage | Response, None]:
-        yield await self.on_messages(messages, cancellation_token)
 
     async def on_reset(self, cancellation_token: CancellationToken) -> None:
         """Nothing to reset: the agent keeps no history between turns."""

@@ -10,10 +10,10 @@ import re
 
 from pydantic import BaseModel
 
-from moot.catalog import BUILT_IN, entries, notice_override
+from moot.catalog import BUILT_IN, NAME_PATTERN, entries, notice_override
 from moot.errors import ConfigError
 from moot.roles._role import Role, expert_role, persona_role
-from moot.roles._role_files import NAME_PATTERN, load_role_file
+from moot.roles._role_files import load_role_file
 
 __all__ = ["built_in_role", "custom_role", "expert", "known_roles", "register_role", "role", "role_origin"]
 

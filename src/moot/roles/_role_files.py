@@ -22,9 +22,9 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from moot.catalog import read_document
+from moot.catalog import CatalogFile, read_document
 from moot.models import ModelSpec
 from moot.roles._critique import Critique
 from moot.roles._plan import Plan
@@ -33,8 +33,6 @@ from moot.roles._role import Role, expert_role, persona_role
 from moot.roles._verdict import Verdict
 
 __all__ = ["OUTPUTS", "RoleFile", "load_role_file"]
-
-NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
 
 OUTPUTS: dict[str, type[BaseModel] | None] = {
     "critique": Critique,
@@ -46,14 +44,9 @@ OUTPUTS: dict[str, type[BaseModel] | None] = {
 """What a role answers with, by the name a role file uses."""
 
 
-class RoleFile(BaseModel):
+class RoleFile(CatalogFile):
     """The fields of a role file."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=NAME_PATTERN)
-    """Must be the file's name without ``.yaml``."""
-    description: str = Field(min_length=1)
     persona: str = Field(min_length=1)
     """A Jinja template (StrictUndefined): ``{{ name }}``, ``{{ description }}`` and ``vars`` are defined."""
     output: Literal["critique", "position", "verdict", "plan", "text"] = "text"

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from typing import ClassVar, Self
 
 from autogen_agentchat.agents import BaseChatAgent
 from autogen_agentchat.base import Response
-from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StructuredMessage
+from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -140,11 +140,6 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
             },
         )
         return Response(chat_message=message)
-
-    async def on_messages_stream(
-        self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken
-    ) -> AsyncGenerator[BaseAgentEvent | BaseChatMessage | Response, None]:
-        yield await self.on_messages(messages, cancellation_token)
 
     async def on_reset(self, cancellation_token: CancellationToken) -> None:
         self.last_result = None

@@ -92,7 +92,6 @@ class CodeDebateResult(MootResult):
     ruling: ProgramRuling | None = None
     candidates: list[Candidate] = []
     rounds: list[CodeRound] = []
-    partial: bool = False
     metrics: CodeDebateMetrics | None = None
 
     @property

@@ -141,7 +141,6 @@ class DebateResult(MootResult):
     arbiter_order: list[str] = []
     """The (seeded, shuffled) order in which the arbiter saw the positions."""
     rounds: list[DebateRound] = []
-    partial: bool = False
     metrics: DebateMetrics | None = None
 
     @property

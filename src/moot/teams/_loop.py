@@ -311,7 +311,7 @@ class RunLoop:
         if self.suspended_at is not None:
             yield _T.WAITING
         else:
-            yield _T.PARTIAL if getattr(self.result, "partial", False) else _T.COMPLETE
+            yield _T.PARTIAL if self.result.partial else _T.COMPLETE
 
     # ---------------------------------------------------------------- what the steps share
     async def _move(self, trigger: Trigger) -> None:

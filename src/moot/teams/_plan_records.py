@@ -85,8 +85,6 @@ class PlannerExecutorResult(MootResult):
     completed: bool = False
     """Every step of the final plan passed its check."""
     revisions: int = 0
-    partial: bool = False
-    """True when the run ended on a fault (malformed output, a broken tool)."""
     parse_failures: int = 0
 
     @property

@@ -30,10 +30,10 @@ from typing import Any, Literal
 
 from autogen_agentchat.base import TerminationCondition
 from autogen_core import ComponentModel
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from moot.arbiters import Arbiter, ArbiterSpec, load_arbiter
-from moot.catalog import Document, entries, find_entry, read_document
+from moot.catalog import CatalogFile, Document, entries, find_entry, read_document
 from moot.conditions import CONDITIONS, dead_conditions, parse_stop, reported
 from moot.errors import ConfigError
 from moot.models import ModelSpec, Script
@@ -47,13 +47,9 @@ TopologyName = Literal[tuple(TOPOLOGIES)]  # type: ignore[valid-type]
 """The names in :data:`TOPOLOGIES`: a preset file naming another is refused with the valid ones listed."""
 
 
-class TeamFile(BaseModel):
+class TeamFile(CatalogFile):
     """The fields of a team preset file."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    description: str = Field(min_length=1)
     topology: TopologyName
     roles: list[str]
     arbiter: str | None = None

@@ -31,6 +31,9 @@ class MootResult(TaskResult):
     """Logical tokens per agent: every call, failed attempts and cache hits included."""
     tokens: Meter = Field(default_factory=Meter)
     """The task's calls and tokens in all, logical and billed, and what the billed ones cost."""
+    partial: bool = False
+    """True when the run ended on a fault (or a team's own failure, such as no ruling): what the result holds is
+    what was done so far, labelled as such."""
 
     @property
     def cost_usd(self) -> float | None:

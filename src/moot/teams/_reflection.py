@@ -49,8 +49,6 @@ class ReflectionResult(MootResult):
     """The highest-scoring critiqued round (earliest on ties); None if nothing was critiqued."""
     latest_draft: str | None = None
     rounds: list[ReflectionRound] = []
-    partial: bool = False
-    """True when the run ended on a fault: the answer is the best so far, labelled as such."""
     parse_failures: int = 0
 
     @property

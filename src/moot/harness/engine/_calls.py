@@ -24,14 +24,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage
+from autogen_core.models import ChatCompletionClient, CreateResult
 
-from moot.models import DelegatingClient, Meter, ModelSpec, WholeReplyStream
+from moot.models import DelegatingClient, Meter, ModelSpec, Request, WholeReplyStream
 
 __all__ = ["CallCache", "ClientFactory", "EndpointLimits", "endpoint_of", "spec_label"]
 
@@ -66,8 +66,8 @@ class _Metered(_Delegating):
         super().__init__(inner)
         self.meter, self.billed = meter, billed
 
-    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
-        result = await super().create(messages, **kwargs)
+    async def _complete(self, request: Request) -> CreateResult:
+        result = await super()._complete(request)
         if self.billed is None:
             self.meter.add(result.usage, billed=False)
         else:
@@ -81,9 +81,9 @@ class _Limited(_Delegating):
         super().__init__(inner)
         self.limit = limit
 
-    async def create(self, messages: Sequence[LLMMessage], **kwargs: Any) -> CreateResult:
+    async def _complete(self, request: Request) -> CreateResult:
         async with self.limit:
-            return await super().create(messages, **kwargs)
+            return await super()._complete(request)
 
 
 class EndpointLimits:
