@@ -23,6 +23,7 @@ PRIVATE_ALLOWED = {
 }
 """Imports of another package's private module (``from moot.X._y import`` outside ``moot/X/``) that are meant."""
 
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(SRC).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
