@@ -1,4 +1,4 @@
-"""Run every item x arm, resumably: the engine behind ``moot compare``.
+"""Run every item x arm, resumably: the job runner behind ``moot compare``.
 
 Rows run item-major (all arms on item 1, then item 2, ...) so an interrupted
 comparison still holds paired data; at most ``concurrency`` x endpoints rows
@@ -31,12 +31,12 @@ from moot._extras import require
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Arm, build_arm
 from moot.harness.arms._sampling import SelfConsistency
-from moot.harness.engine._calls import BaseClientFactory, ClientFactory, EndpointLimits, endpoint_of
-from moot.harness.engine._context import MODEL_ROLES, RowContext
-from moot.harness.engine._executor import Executor, ExecutorName, LocalExecutor
-from moot.harness.engine._jobs import Job, RowOutcome
-from moot.harness.engine._provenance import code_version
-from moot.harness.engine._results import ResultRow, ResultStore, arm_key
+from moot.harness.jobs._calls import BaseClientFactory, ClientFactory, EndpointLimits, endpoint_of
+from moot.harness.jobs._context import MODEL_ROLES, RowContext
+from moot.harness.jobs._executor import Executor, ExecutorName, LocalExecutor
+from moot.harness.jobs._jobs import Job, RowOutcome
+from moot.harness.jobs._provenance import code_version
+from moot.harness.jobs._results import ResultRow, ResultStore, arm_key
 from moot.harness.reports._stats import matched_k
 from moot.harness.suites._items import Item, Suite
 from moot.harness.suites._suites import load_suite
@@ -367,7 +367,7 @@ def make_executor(
     if options.executor != "ray" and options.ray_address is not None:
         raise ConfigError("--ray-address applies only with --executor ray")
     if options.executor == "ray" and not options.report_only:  # a report runs nothing: no cluster to start
-        from moot.harness.engine._ray_executor import RayExecutor
+        from moot.harness.jobs._ray_executor import RayExecutor
 
         return RayExecutor(
             address=options.ray_address, slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir,
