@@ -591,4 +591,4 @@ def test_the_sandbox_root_is_enterable_and_each_work_directory_private(monkeypat
 
     monkeypatch.setattr(sandbox_module._Process, "__init__", recording)
     assert run("def f():\n    return 1\n", "assert f() == 1").status is SandboxStatus.PASSED
-    assert modes == {"root": 0o711, "code": 0o700, "judge": 0o700}
+    assert modes == {"root": 0o711, "code": 0o700, "tester": 0o700}
