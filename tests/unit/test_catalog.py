@@ -242,9 +242,9 @@ BAD = [
         "teams/panel.yaml:5: not valid YAML: expected ',' or ']'",
     ),
     (
-        "arbiters/judge.yaml",
-        "name: judge\ndescription: x\nkind: majority_vote\nrubric: [be fair]\n",
-        "arbiters/judge.yaml:4: rubric: only an llm arbiter takes one; majority_vote calls no model",
+        "arbiters/fair.yaml",
+        "name: fair\ndescription: x\nkind: majority_vote\nrubric: [be fair]\n",
+        "arbiters/fair.yaml:4: rubric: only an llm arbiter takes one; majority_vote calls no model",
     ),
 ]
 

@@ -53,12 +53,12 @@ class ArbiterSpec:
     description: str
     kind: str
     role: Role | None
-    """The judging role, rubric included (``llm`` only)."""
+    """The role that rules, rubric included (``llm`` only)."""
 
     def vote(self) -> Arbiter:
         """The vote this arbiter is (not for ``llm``: that one is an agent on a model)."""
         if self.kind not in VOTES:
-            raise ConfigError(f"arbiter {self.name!r} is an LLM judge, not a vote")
+            raise ConfigError(f"arbiter {self.name!r} is a model arbiter, not a vote")
         return VOTES[self.kind]()
 
 
@@ -82,17 +82,16 @@ def _load(path: Path, mtime_ns: int) -> ArbiterSpec:
             raise document.error(f"{extra}: only an llm arbiter takes one; {spec.kind} calls no model", [extra])
         return ArbiterSpec(spec.name, spec.description, spec.kind, None)
     try:
-        judge = role(spec.role or "arbiter")
+        arbiter_role = role(spec.role or "arbiter")
     except ConfigError as exc:
         raise document.error(f"role: {exc}", ["role"]) from None
-    return ArbiterSpec(spec.name, spec.description, spec.kind, with_rubric(judge, spec.rubric))
+    return ArbiterSpec(spec.name, spec.description, spec.kind, with_rubric(arbiter_role, spec.rubric))
 
 
-def with_rubric(judge: Role, rubric: list[str]) -> Role:
-    """``judge`` with the rubric's points closing its system prompt."""
+def with_rubric(arbiter_role: Role, rubric: list[str]) -> Role:
+    """``arbiter_role`` with the rubric's points closing its system prompt."""
     if not rubric:
-        return judge
+        return arbiter_role
     points = "\n".join(f"- {point.strip()}" for point in rubric)
-    return replace(
-        judge, system_prompt=f"{judge.system_prompt}\n\nRubric: weigh every ruling against these points.\n{points}"
-    )
+    prompt = f"{arbiter_role.system_prompt}\n\nRubric: weigh every ruling against these points.\n{points}"
+    return replace(arbiter_role, system_prompt=prompt)

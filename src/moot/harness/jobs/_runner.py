@@ -87,7 +87,7 @@ class CompareOptions(BaseModel):
     """Compute nothing: report the rows already finished (e.g. while another process is still running)."""
     rescore: bool = False
     """With ``report_only``: score every finished row's stored answer again with the current scorer (no arm
-    runs, no model call unless the scorer is an LLM judge), e.g. after a judge was fixed."""
+    runs, no model call unless the scorer is an LLM judge), e.g. after a scorer was fixed."""
     seed: int = 0
     executor: ExecutorName = "local"
     """Where jobs run: ``local`` (asyncio tasks in this process) or ``ray`` (Ray tasks; the ``[ray]`` extra)."""
