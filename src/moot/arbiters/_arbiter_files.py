@@ -7,6 +7,7 @@ a ``rubric`` of points appended to that role's system prompt; the votes
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -29,6 +30,9 @@ VOTES: dict[str, type[MajorityVote] | type[WeightedVote] | type[RoundsVote]] = {
     "weighted_vote": WeightedVote,
     "rounds_vote": RoundsVote,
 }
+FORMER_NAMES = {"llm_judge": "model_arbiter"}
+"""Built-in arbiters renamed since they shipped, old name -> new: team presets and stored runs (``moot resume``
+reads the arbiter's name from the run) that name the old one still get it."""
 
 
 class ArbiterFile(BaseModel):
@@ -64,8 +68,22 @@ class ArbiterSpec:
 
 def load_arbiter(name: str) -> ArbiterSpec:
     """The arbiter called ``name`` in the catalog (project first, then built-in)."""
-    found = find_entry("arbiters", name)
+    found = find_entry("arbiters", _current_name(name))
     return _load(found.path.resolve(), found.path.stat().st_mtime_ns)
+
+
+_RENAMES_NOTED: set[str] = set()
+
+
+def _current_name(name: str) -> str:
+    """``name``, or the built-in's new name for a former one that no catalog file still has (said once)."""
+    new = FORMER_NAMES.get(name)
+    if new is None or name in entries("arbiters"):
+        return name
+    if name not in _RENAMES_NOTED:
+        _RENAMES_NOTED.add(name)
+        print(f"moot: note: arbiter {name!r} is now called {new!r}", file=sys.stderr)
+    return new
 
 
 def known_arbiters() -> list[str]:

@@ -5,10 +5,10 @@ A preset names a topology, its participants by role name, an arbiter by name
 options::
 
     name: expert_panel
-    description: architect, ops and business debate; an LLM judge rules
+    description: architect, ops and business debate; a model arbiter rules
     topology: debate
     roles: [architect, ops, business]
-    arbiter: llm_judge
+    arbiter: model_arbiter
     termination: consensus | no_progress(1) | max_rounds(3) | token_budget(40000)
     options: {answers: [split, keep, defer]}
 
@@ -166,7 +166,7 @@ def _check(preset: TeamPreset) -> None:
     for name in preset.roles:
         role(name)
     if (preset.arbiter is None) == preset.kind.needs_arbiter:
-        raise ConfigError("arbiter: a debate needs one (e.g. llm_judge, majority_vote); other teams take none")
+        raise ConfigError("arbiter: a debate needs one (e.g. model_arbiter, majority_vote); other teams take none")
 
 
 def load_preset(name_or_path: str) -> TeamPreset:
