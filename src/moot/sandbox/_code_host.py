@@ -150,14 +150,14 @@ def _module_name(value: Any) -> str | None:
 
 
 def main() -> None:
-    job, isolation = child.start()
-    channel = wire.Channel(int(job["channel_fd"]))
+    setup, isolation = child.start()
+    channel = wire.Channel(int(setup["channel_fd"]))
     channel.send({"event": "ready", "isolation": isolation})
     namespace: dict[str, Any] = {"__name__": "candidate", "__file__": child.CANDIDATE, "__builtins__": builtins}
-    memory_mb = int(job["limits"]["memory_mb"])
+    memory_mb = int(setup["limits"]["memory_mb"])
     try:
         channel.send({"event": "begin", "step": "load"})
-        loaded = child.run_step(load(job["code"], namespace), float(job["limits"]["test_seconds"]), "", memory_mb)
+        loaded = child.run_step(load(setup["code"], namespace), float(setup["limits"]["test_seconds"]), "", memory_mb)
         objects = Objects(namespace)
         names = exports(namespace) if loaded["outcome"] == "passed" else {}
         child.flush()
@@ -170,7 +170,7 @@ def main() -> None:
         pass
     except MemoryError:
         # This side needs almost nothing; out of memory here means the code's data still holds it all.
-        os._exit(int(job["memory_exit_code"]))
+        os._exit(int(setup["memory_exit_code"]))
     child.finish()
 
 

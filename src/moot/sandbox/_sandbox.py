@@ -139,7 +139,7 @@ def _run(code: str, tests: list[str], limits: SandboxLimits, place: _Place, star
         records = host.start()
         if host.exports is None:
             return host.result(records, tests, time.monotonic() - started)
-        tester = _Process("tester", place, _job(limits, tests=tests, exports=host.exports), limits)
+        tester = _Process("tester", place, _setup(limits, tests=tests, exports=host.exports), limits)
         try:
             records += _relay(tester, host, deadline)
             ended = tester.end(deadline)
@@ -160,7 +160,8 @@ def _run(code: str, tests: list[str], limits: SandboxLimits, place: _Place, star
         host.stop()
 
 
-def _job(limits: SandboxLimits, **fields: Any) -> dict[str, Any]:
+def _setup(limits: SandboxLimits, **fields: Any) -> dict[str, Any]:
+    """What a sandbox process reads on its stdin at start: the limits, and the code or the tests to run."""
     return {"limits": limits.model_dump(), "memory_exit_code": MEMORY_EXIT_CODE, **fields}
 
 
@@ -196,29 +197,29 @@ def _relay(tester: _Process, host: CodeHost, deadline: float) -> list[dict[str, 
 class _Process:
     """One sandbox process: its own work directory, output files and channel to this parent."""
 
-    def __init__(self, role: str, place: _Place, job: dict[str, Any], limits: SandboxLimits) -> None:
+    def __init__(self, name: str, place: _Place, setup: dict[str, Any], limits: SandboxLimits) -> None:
         self.cancellation = place.cancellation
-        self.workdir = os.path.join(place.root, role)
+        self.workdir = os.path.join(place.root, name)
         os.mkdir(self.workdir, 0o700)
-        main = {"tester": "_tester.py", "code": "_code_host.py"}[role]
-        for target, source in {**_SHARED, f"_moot_{role}.py": main}.items():
+        main = {"tester": "_tester.py", "code": "_code_host.py"}[name]
+        for target, source in {**_SHARED, f"_moot_{name}.py": main}.items():
             shutil.copyfile(_HERE / source, os.path.join(self.workdir, target))
         self.limits, self.timed_out = limits, False
         self.files: dict[str, IO[bytes]] = {name: tempfile.TemporaryFile() for name in ("stdin", "stdout", "stderr")}
         ours, theirs = socket.socketpair()
         with ours, theirs:
             self._socket = ours.dup()
-            job = {**job, "workdir": self.workdir, "channel_fd": theirs.fileno()}
-            self.files["stdin"].write(json.dumps(job).encode())
+            setup = {**setup, "workdir": self.workdir, "channel_fd": theirs.fileno()}
+            self.files["stdin"].write(json.dumps(setup).encode())
             self.files["stdin"].seek(0)
-            self.proc = self.cancellation.spawn(lambda: self._spawn(role, theirs.fileno()))
+            self.proc = self.cancellation.spawn(lambda: self._spawn(name, theirs.fileno()))
         self._socket.setblocking(False)  # every read and write here waits at most until a deadline
         self.channel = Channel(self._socket.fileno())
 
-    def _spawn(self, role: str, fd: int) -> subprocess.Popen[bytes]:
+    def _spawn(self, name: str, fd: int) -> subprocess.Popen[bytes]:
         env = {"PATH": _PATH, "LANG": "C.UTF-8", "HOME": self.workdir, "TMPDIR": self.workdir}
         return subprocess.Popen(
-            [sys.executable, "-I", "-B", os.path.join(self.workdir, f"_moot_{role}.py")],
+            [sys.executable, "-I", "-B", os.path.join(self.workdir, f"_moot_{name}.py")],
             cwd=self.workdir,
             env=env,
             stdin=self.files["stdin"],
@@ -301,8 +302,8 @@ class CodeHost:
         self._generation += 1
         root = os.path.join(self.place.root, f"run{self._generation}")
         os.mkdir(root)
-        job = _job(self.limits, code=self.code)
-        self.process = _Process("code", _Place(root, self.place.cancellation), job, self.limits)
+        setup = _setup(self.limits, code=self.code)
+        self.process = _Process("code", _Place(root, self.place.cancellation), setup, self.limits)
         records: list[dict[str, Any]] = []
         until = min(self.deadline, time.monotonic() + self.limits.test_seconds + 2 * _GRACE + 1)
         for expected in ("ready", "begin", "end"):
