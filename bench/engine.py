@@ -90,7 +90,7 @@ DECODING_PROMPTS = [
 
 # ------------------------------------------------------------------ decoding
 def decoding(repetitions: int = 3) -> dict[str, Any]:
-    """Constrained vs free completion tok/s on the same prompts, for each grammar engine."""
+    """Constrained vs free completion tok/s on the same prompts, for each grammar backend."""
     result: dict[str, Any] = {}
     for grammar in ("llguidance", "llama"):
         # Lookahead off on both sides: it speeds free text and JSON differently, and this measures the grammar.

@@ -23,7 +23,7 @@ from typing import Any
 
 from bench._common import summary
 from moot.harness import CompareOptions
-from moot.harness.engine._runner import prepare_comparison
+from moot.harness.jobs._runner import prepare_comparison
 from moot.testing import DeterministicModel
 
 ITEMS = 300

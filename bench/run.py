@@ -116,7 +116,7 @@ def engine_md(d: dict[str, Any]) -> list[str]:
         "constrained / free):",
         "",
     ]
-    lines += ["| grammar engine | prompt | tokens | constrained tok/s | free tok/s |", "|---|---|---|---|---|"]
+    lines += ["| grammar backend | prompt | tokens | constrained tok/s | free tok/s |", "|---|---|---|---|---|"]
     for grammar, g in d["decoding"].items():
         for r in g["rows"]:
             lines.append(

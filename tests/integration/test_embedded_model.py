@@ -185,8 +185,8 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
 
 
 def test_every_builtin_schema_compiles_and_parses_on_the_fast_path():
-    """With the default engine (llguidance), every schema compiles whole (no bound dropped) and the real model's
-    reply parses."""
+    """With the default grammar backend (llguidance), every schema compiles whole (no bound dropped) and the real
+    model's reply parses."""
     from moot.embedded import model_path, shared_engine
     from moot.models._reply_schema import clamped_schema, grammar_schema
     from moot.roles._agent import parse_structured

@@ -137,7 +137,7 @@ async def test_cancelling_a_reflection_with_a_test_critic_ends_the_sandbox_withi
         token = CancellationToken()
         run = asyncio.ensure_future(team.run(task="Sum a list of integers.", cancellation_token=token))
         scratch = sandbox_leftovers.scratch
-        while not any("_moot_judge.py" in command for _, command in processes_under(scratch)):
+        while not any("_moot_tester.py" in command for _, command in processes_under(scratch)):
             assert not run.done(), run
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.5)  # a test is calling into the code, which sleeps

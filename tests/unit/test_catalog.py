@@ -12,7 +12,8 @@ import pytest
 from autogen_agentchat.base import Team
 from typer.testing import CliRunner
 
-from moot.arbiters import MajorityVote, WeightedVote
+from moot.arbiters import MajorityVote, WeightedVote, load_arbiter
+from moot.arbiters import _arbiter_files as arbiter_files
 from moot.catalog import _source
 from moot.cli import app
 from moot.conditions import ExpressionError, MaxRounds, parse_stop
@@ -76,7 +77,7 @@ def test_a_security_expert_joins_a_debate_from_one_file_in_roles(project):
     persona = "You are the security engineer on a review panel. You judge proposals by their attack surface"
     assert persona in model.calls("security")[0].prompt_text  # the rendered persona reached the model
     assert persona not in model.calls("ops")[0].prompt_text
-    assert "Rubric: weigh every ruling" in model.calls("arbiter")[0].prompt_text  # the llm_judge's rubric
+    assert "Rubric: weigh every ruling" in model.calls("arbiter")[0].prompt_text  # the model_arbiter's rubric
 
 
 def test_a_yaml_scenario_runs_its_preset_on_its_task_with_its_options(project):
@@ -132,7 +133,7 @@ def test_listings_name_each_entry_its_description_and_origin(project):
     }
     for command, names in [
         ("teams", {"draft_review", "expert_panel", "plan_and_execute"}),
-        ("arbiters", {"llm_judge", "majority_vote", "rounds_vote", "weighted_vote"}),
+        ("arbiters", {"majority_vote", "model_arbiter", "rounds_vote", "weighted_vote"}),
         ("scenarios", {"architecture_review", "code_review", "fix_with_tests", "orders_cache"}),
     ]:
         code, out, _ = invoke(command, "--json")
@@ -156,6 +157,19 @@ def test_moot_path_directories_come_after_the_project_and_before_the_built_ins(p
     assert role("security").description.startswith("Threats")
     write(project / "roles" / "security.yaml", SECURITY.replace("Threats", "Ours"))
     assert role("security").description.startswith("Ours")
+
+
+def test_a_renamed_built_in_arbiter_still_answers_to_its_former_name_with_one_notice(project, monkeypatch, capsys):
+    """llm_judge became model_arbiter: presets and stored runs (moot resume) that name the old one still work."""
+    monkeypatch.setattr(arbiter_files, "_RENAMES_NOTED", set())
+    assert load_arbiter("llm_judge") == load_arbiter("model_arbiter")
+    write(project / "teams" / "panel.yaml", "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops]\n"
+          "arbiter: llm_judge\n")  # fmt: skip
+    assert load_preset("panel").arbiter == load_arbiter("model_arbiter")
+    assert capsys.readouterr().err == "moot: note: arbiter 'llm_judge' is now called 'model_arbiter'\n"
+    write(project / "arbiters" / "llm_judge.yaml", "name: llm_judge\ndescription: Ours.\nkind: majority_vote\n")
+    assert load_arbiter("llm_judge").description == "Ours."  # a file that has the name is that file
+    assert capsys.readouterr().err == ""
 
 
 def test_a_role_registered_from_code_over_a_built_in_says_so(project, monkeypatch, capsys):
@@ -228,7 +242,7 @@ BAD = [
         "teams/panel.yaml",
         "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops]\narbiter: majority_vot\n",
         "teams/panel.yaml:5: arbiter: unknown arbiter 'majority_vot'; "
-        "available: llm_judge, majority_vote, rounds_vote, weighted_vote",
+        "available: majority_vote, model_arbiter, rounds_vote, weighted_vote",
     ),
     (
         "teams/panel.yaml",
@@ -242,9 +256,9 @@ BAD = [
         "teams/panel.yaml:5: not valid YAML: expected ',' or ']'",
     ),
     (
-        "arbiters/judge.yaml",
-        "name: judge\ndescription: x\nkind: majority_vote\nrubric: [be fair]\n",
-        "arbiters/judge.yaml:4: rubric: only an llm arbiter takes one; majority_vote calls no model",
+        "arbiters/fair.yaml",
+        "name: fair\ndescription: x\nkind: majority_vote\nrubric: [be fair]\n",
+        "arbiters/fair.yaml:4: rubric: only an llm arbiter takes one; majority_vote calls no model",
     ),
 ]
 
@@ -381,7 +395,7 @@ def test_a_preset_is_an_autogen_component_config(project):
     assert config.provider == "moot.teams.Debate"
     assert isinstance(team, Debate)
     assert [e.name for e in team.experts] == ["architect", "ops", "business"]
-    assert team.arbiter.role.system_prompt.endswith("answered in the rationale.")  # the llm_judge's rubric
+    assert team.arbiter.role.system_prompt.endswith("answered in the rationale.")  # the model_arbiter's rubric
     expected = parse_stop("consensus | no_progress(1) | max_rounds(3) | token_budget(40000)")
     assert config.config["stop"] == expected.dump_component().model_dump(exclude_none=True)
     voted = load_preset("expert_panel").with_parts(arbiter="weighted_vote")

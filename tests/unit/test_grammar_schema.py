@@ -80,7 +80,7 @@ def test_numbers_get_a_finite_number_of_digits_in_the_grammar():
     assert bounded["ratio"]["exclusiveMinimum"] == 0 and bounded["ratio"]["maximum"] == NUMBER_LIMIT
 
 
-def test_the_grammar_keeps_the_field_order_on_both_engines():
+def test_the_grammar_keeps_the_field_order_on_both_grammar_backends():
     """llama.cpp's grammar writes required fields first: Position would be decoded answer first, reasoning last."""
     LlamaGrammar = pytest.importorskip("llama_cpp").LlamaGrammar
     for output in (Position, Verdict):

@@ -16,7 +16,7 @@ import pytest
 
 from moot.errors import ConfigError
 from moot.harness import CompareOptions, ResultRow, build_report, run_comparison
-from moot.harness.engine._runner import prepare_comparison
+from moot.harness.jobs._runner import prepare_comparison
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
 
 ray = pytest.importorskip("ray")

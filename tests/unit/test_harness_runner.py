@@ -130,7 +130,7 @@ def test_an_interrupted_compare_keeps_its_rows_and_resumes(sums, tmp_path, model
 
 
 def test_a_finished_comparison_replays_from_the_cache_with_zero_model_calls(sums, tmp_path, model):
-    from moot.harness.engine._provenance import code_version
+    from moot.harness.jobs._provenance import code_version
 
     out = tmp_path / "out"
     m = model(wrong={1})
@@ -461,7 +461,7 @@ def test_rows_and_arms_carry_their_cost_when_every_model_has_a_price(sums, tmp_p
 def test_a_results_file_from_before_named_migrations_is_brought_up_to_date_and_a_newer_one_refused(tmp_path):
     import sqlite3
 
-    from moot.harness.engine._results import MIGRATIONS, ResultStore
+    from moot.harness.jobs._results import MIGRATIONS, ResultStore
 
     old = tmp_path / "old.sqlite3"
     with sqlite3.connect(old) as db:  # the schema the first releases wrote, marked by user_version only
@@ -536,8 +536,8 @@ def test_a_debate_row_carries_its_first_round_vote_and_the_report_says_what_the_
 
 
 def test_rows_record_the_commit_and_machine_and_a_report_spanning_commits_says_so(sums, tmp_path, model):
-    from moot.harness.engine._provenance import code_version, machine
-    from moot.harness.engine._results import ResultStore
+    from moot.harness.jobs._provenance import code_version, machine
+    from moot.harness.jobs._results import ResultStore
 
     out = tmp_path / "out"
     first = run(options(sums, out, model(), arms=["single"]))
@@ -557,8 +557,8 @@ def test_rows_record_the_commit_and_machine_and_a_report_spanning_commits_says_s
 def test_a_replay_refreshes_the_metrics_the_current_code_derives_and_keeps_what_the_paid_run_measured(
     sums, tmp_path, model
 ):
-    from moot.harness.engine._provenance import code_version
-    from moot.harness.engine._results import ResultStore
+    from moot.harness.jobs._provenance import code_version
+    from moot.harness.jobs._results import ResultStore
 
     out = tmp_path / "out"
     m = model(reply=_rounds_that_fix_one_item_and_break_another)
@@ -600,8 +600,8 @@ def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_
 
 
 def test_rescore_scores_the_stored_answers_again_and_the_report_says_which_changed(sums, tmp_path, model):
-    from moot.harness.engine._provenance import code_version
-    from moot.harness.engine._results import ResultStore
+    from moot.harness.jobs._provenance import code_version
+    from moot.harness.jobs._results import ResultStore
 
     out = tmp_path / "out"
     m = model(wrong={2})

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from moot.errors import ConfigError
 from moot.harness import CodeTests, ExactMatch, Item, LLMJudge, NumericMatch, RegexMatch, RowContext, load_suite
 from moot.harness.arms._prompts import solver
-from moot.harness.engine._calls import CallCache, ClientFactory, EndpointLimits
+from moot.harness.jobs._calls import CallCache, ClientFactory, EndpointLimits
 from moot.harness.suites._examples import docstring_examples
 from moot.harness.suites._scorers import last_number
 from moot.models import ModelSpec

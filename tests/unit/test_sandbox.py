@@ -585,10 +585,10 @@ def test_the_sandbox_root_is_enterable_and_each_work_directory_private(monkeypat
     modes: dict[str, int] = {}
     started = sandbox_module._Process.__init__
 
-    def recording(self, role, place, job, limits):
-        started(self, role, place, job, limits)
-        modes.update({"root": os.stat(place.root).st_mode & 0o777, role: os.stat(self.workdir).st_mode & 0o777})
+    def recording(self, name, place, setup, limits):
+        started(self, name, place, setup, limits)
+        modes.update({"root": os.stat(place.root).st_mode & 0o777, name: os.stat(self.workdir).st_mode & 0o777})
 
     monkeypatch.setattr(sandbox_module._Process, "__init__", recording)
     assert run("def f():\n    return 1\n", "assert f() == 1").status is SandboxStatus.PASSED
-    assert modes == {"root": 0o711, "code": 0o700, "judge": 0o700}
+    assert modes == {"root": 0o711, "code": 0o700, "tester": 0o700}

@@ -54,7 +54,7 @@ class Attack:
 
 
 def forger(name: str, body: str, prelude: str = "", message: str = "") -> Attack:
-    """Code whose ``f`` is wrong (it returns ``x``) unless the cheat in ``body`` fools the judge."""
+    """Code whose ``f`` is wrong (it returns ``x``) unless the cheat in ``body`` fools the tester."""
     return Attack(name, f"{prelude}\ndef f(x):\n{textwrap.indent(body, '    ')}\n", message)
 
 
@@ -77,7 +77,7 @@ FORGERS = [
         "expected",
     ),
     forger(
-        "patched judge helpers",
+        "patched tester helpers",
         "return x",
         "import sys\nfor m in list(sys.modules.values()):\n"
         "    for n in ('compare', 'truthy', 'run_step', 'describe'):\n"
@@ -133,8 +133,8 @@ FORGERS = [
         "consts = [c for c in frame.f_code.co_consts if type(c) is int]\nreturn consts[-1] if consts else x",
     ),
     forger(
-        "read the judge's source",
-        "import os\nsource = open(os.path.join(os.getcwd(), '..', '..', 'judge', '_moot_judge.py')).read()\n"
+        "read the tester's source",
+        "import os\nsource = open(os.path.join(os.getcwd(), '..', '..', 'tester', '_moot_tester.py')).read()\n"
         "return int(source.count('assert'))",
         message="not allowed",
     ),
@@ -455,7 +455,7 @@ def send(data):
 
 NEAR_CAP = MAX_LINE - 4 * 1024 * 1024
 FLOOD_LIMITS = LIMITS.model_copy(update={"memory_mb": 512})
-"""Room for an honest answer near the cap: the code's process and the judge each hold a few copies of it."""
+"""Room for an honest answer near the cap: the code's process and the tester each hold a few copies of it."""
 
 
 def flood(name: str, body: str, message: str = "", args: str = "", prelude: str = "") -> Attack:
@@ -541,19 +541,19 @@ PHASES = {
     "starting the code's process": Phase("def f():\n    return 1\n", ["assert f() == 1"], "_moot_code.py"),
     "loading the code": Phase("import time\ntime.sleep(60)\n", ["assert True"], "_moot_code.py", settle=1.0),
     "a call into the code": Phase(
-        "import time\ndef f():\n    time.sleep(60)\n", ["f()", "f()"], "_moot_judge.py", settle=0.5
+        "import time\ndef f():\n    time.sleep(60)\n", ["f()", "f()"], "_moot_tester.py", settle=0.5
     ),
     "a test that never calls the code": Phase(
-        "x = 1\n", ["import time\ntime.sleep(60)", "assert x == 1"], "_moot_judge.py", settle=0.5
+        "x = 1\n", ["import time\ntime.sleep(60)", "assert x == 1"], "_moot_tester.py", settle=0.5
     ),
     "starting the code afresh after a fault": Phase(
         "import os\ndef f():\n    os._exit(1)\n", ["f()"] * 50, f"{os.sep}run3{os.sep}"
     ),
     "relaying a large answer": Phase(
-        f"def f():\n    return 'x' * {NEAR_CAP}\n", ["assert f() == 0"] * 20, "_moot_judge.py", settle=0.3
+        f"def f():\n    return 'x' * {NEAR_CAP}\n", ["assert f() == 0"] * 20, "_moot_tester.py", settle=0.3
     ),
     "a code process that stopped reading": Phase(
-        FLOODS[-1].code, ["attempt(list(range(10 ** 6)))"] * 5, "_moot_judge.py", settle=0.5
+        FLOODS[-1].code, ["attempt(list(range(10 ** 6)))"] * 5, "_moot_tester.py", settle=0.5
     ),
 }
 

@@ -8,7 +8,7 @@ The sibling suite (``test_sandbox_attacks.py``) holds the forgers and escapes of
   ``__eq__``, ``__bool__``, ``__len__``, ``__contains__`` or ``__hash__`` lie. Each trap has an honest answer
   that passes every check (so a forger's zero is earned) and forgers that must pass none;
 - *blame*: code that makes its side of the sandbox send what the protocol does not allow (malformed replies
-  of every kind, fake reports sprayed on every descriptor, module names that collide with what the judge
+  of every kind, fake reports sprayed on every descriptor, module names that collide with what the tester
   could import). All of it is the draft's fault: a content fault, never a tool fault, and moot's own
   process holds no more descriptors after the run than before.
 """
@@ -421,7 +421,7 @@ MALFORMED_REPLIES = [
     Attack("types that are numbers", replier(_RAISED % "{'types': [1, None, {'a': 2}]}")),
     Attack("a million types", replier(_RAISED % "{'types': ['ValueError'] * 10 ** 6}")),
     Attack(
-        "types of an exception the judge would obey", replier(_RAISED % "{'types': ['SystemExit', 'BaseException']}")
+        "types of an exception the tester would obey", replier(_RAISED % "{'types': ['SystemExit', 'BaseException']}")
     ),
     Attack("a raised that is text", replier(_RAISED % "'boom'")),
     Attack("a raised that is null", replier(_RAISED % "None")),
@@ -462,7 +462,7 @@ SPRAYED_REPORTS = [
         sprayer(b'{"event": "end", "step": "load", "outcome": "passed", "exports": 5}\n'),
     ),
     Attack(
-        "a load end naming the judge's own names",
+        "a load end naming the tester's own names",
         sprayer(b'{"event": "end", "step": "load", "outcome": "passed", "exports": {"__moot_compare__": "os"}}\n'),
     ),
     Attack(
@@ -515,7 +515,7 @@ COLLIDING_MODULES = [
     "_moot_child",
     "_moot_wire",
     "_moot_confine",
-    "_moot_judge",
+    "_moot_tester",
     "site",
 ]
 
@@ -546,7 +546,7 @@ def test_what_the_codes_side_sends_is_the_drafts_fault_never_the_sandboxs(attack
     result = run_tests(attack.code, HIDDEN, LIMITS)
     assert result.status is SandboxStatus.CONTENT_FAULT, (attack.name, result.tool_error)
     assert result.passed == 0, [(t.test, t.outcome, t.message) for t in result.tests]
-    assert "Beautiful is better" not in result.test_stdout + result.stderr  # the judge never imported ``this``
+    assert "Beautiful is better" not in result.test_stdout + result.stderr  # the tester never imported ``this``
     assert _descriptors() == before
 
 

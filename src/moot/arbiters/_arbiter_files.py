@@ -7,6 +7,7 @@ a ``rubric`` of points appended to that role's system prompt; the votes
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -27,6 +28,9 @@ VOTES: dict[str, type[MajorityVote] | type[WeightedVote] | type[RoundsVote]] = {
     "weighted_vote": WeightedVote,
     "rounds_vote": RoundsVote,
 }
+FORMER_NAMES = {"llm_judge": "model_arbiter"}
+"""Built-in arbiters renamed since they shipped, old name -> new: team presets and stored runs (``moot resume``
+reads the arbiter's name from the run) that name the old one still get it."""
 
 
 class ArbiterFile(CatalogFile):
@@ -47,19 +51,33 @@ class ArbiterSpec:
     description: str
     kind: str
     role: Role | None
-    """The judging role, rubric included (``llm`` only)."""
+    """The role that rules, rubric included (``llm`` only)."""
 
     def vote(self) -> Arbiter:
         """The vote this arbiter is (not for ``llm``: that one is an agent on a model)."""
         if self.kind not in VOTES:
-            raise ConfigError(f"arbiter {self.name!r} is an LLM judge, not a vote")
+            raise ConfigError(f"arbiter {self.name!r} is a model arbiter, not a vote")
         return VOTES[self.kind]()
 
 
 def load_arbiter(name: str) -> ArbiterSpec:
     """The arbiter called ``name`` in the catalog (project first, then built-in)."""
-    found = find_entry("arbiters", name)
+    found = find_entry("arbiters", _current_name(name))
     return _load(found.path.resolve(), found.path.stat().st_mtime_ns)
+
+
+_RENAMES_NOTED: set[str] = set()
+
+
+def _current_name(name: str) -> str:
+    """``name``, or the built-in's new name for a former one that no catalog file still has (said once)."""
+    new = FORMER_NAMES.get(name)
+    if new is None or name in entries("arbiters"):
+        return name
+    if name not in _RENAMES_NOTED:
+        _RENAMES_NOTED.add(name)
+        print(f"moot: note: arbiter {name!r} is now called {new!r}", file=sys.stderr)
+    return new
 
 
 def known_arbiters() -> list[str]:
@@ -76,17 +94,16 @@ def _load(path: Path, mtime_ns: int) -> ArbiterSpec:
             raise document.error(f"{extra}: only an llm arbiter takes one; {spec.kind} calls no model", [extra])
         return ArbiterSpec(spec.name, spec.description, spec.kind, None)
     try:
-        judge = role(spec.role or "arbiter")
+        arbiter_role = role(spec.role or "arbiter")
     except ConfigError as exc:
         raise document.error(f"role: {exc}", ["role"]) from None
-    return ArbiterSpec(spec.name, spec.description, spec.kind, with_rubric(judge, spec.rubric))
+    return ArbiterSpec(spec.name, spec.description, spec.kind, with_rubric(arbiter_role, spec.rubric))
 
 
-def with_rubric(judge: Role, rubric: list[str]) -> Role:
-    """``judge`` with the rubric's points closing its system prompt."""
+def with_rubric(arbiter_role: Role, rubric: list[str]) -> Role:
+    """``arbiter_role`` with the rubric's points closing its system prompt."""
     if not rubric:
-        return judge
+        return arbiter_role
     points = "\n".join(f"- {point.strip()}" for point in rubric)
-    return replace(
-        judge, system_prompt=f"{judge.system_prompt}\n\nRubric: weigh every ruling against these points.\n{points}"
-    )
+    prompt = f"{arbiter_role.system_prompt}\n\nRubric: weigh every ruling against these points.\n{points}"
+    return replace(arbiter_role, system_prompt=prompt)

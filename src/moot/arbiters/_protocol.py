@@ -12,7 +12,7 @@ __all__ = ["Arbiter", "RoundsArbiter"]
 
 @runtime_checkable
 class Arbiter(Protocol):
-    """Implement this to plug a non-LLM judge (vote, test runner, fact table) into a Debate."""
+    """Implement this to plug a non-model arbiter (vote, test runner, fact table) into a Debate."""
 
     name: str
 

@@ -2,7 +2,7 @@
 
 Entries are looked up in the user's project first (``./roles`` ...), then in
 each directory of ``$MOOT_PATH``, then in the built-ins the package ships
-(``moot/_catalog``, which links to the repository's top-level folders). This
+(``moot/catalog/builtin``, which links to the repository's top-level folders). This
 package owns only finding and reading files; what an entry *means* belongs to
 its kind's package (``moot.roles``, ``moot.arbiters``, ``moot.teams``,
 ``moot.scenario``).

@@ -20,7 +20,7 @@ __all__ = ["BUILT_IN", "KINDS", "PATH_VARIABLE", "Entry", "entries", "find_entry
 
 Kind = Literal["roles", "teams", "arbiters", "scenarios"]
 KINDS: tuple[Kind, ...] = ("roles", "teams", "arbiters", "scenarios")
-BUILT_IN = Path(__file__).resolve().parent.parent / "_catalog"
+BUILT_IN = Path(__file__).resolve().parent / "builtin"
 """The catalog moot ships: in a checkout links to the repository's top-level folders, in a wheel copies."""
 PATH_VARIABLE = "MOOT_PATH"
 """Extra project directories (``os.pathsep``-separated), each holding ``roles/``, ``teams/`` ..., searched after

@@ -176,7 +176,7 @@ def _verdict_blocks(result: DebateResult) -> list[Block]:
 
 
 def _verdict_label(result: DebateResult) -> str:
-    """Who ruled, and in which order the positions were put to them (the order can sway a judge)."""
+    """Who ruled, and in which order the positions were put to them (the order can sway a model arbiter)."""
     shown = f" (positions shown as {', '.join(result.arbiter_order)})" if result.arbiter_order else ""
     return f"verdict by {result.verdict_by}{shown}"
 

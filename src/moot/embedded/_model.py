@@ -200,7 +200,7 @@ class EmbeddedEngine:
 
     # --------------------------------------------------------------- grammars
     def grammar_compiles(self, schema: dict[str, Any]) -> bool:
-        """Whether the configured grammar engine accepts ``schema`` on the real vocabulary.
+        """Whether the configured grammar backend accepts ``schema`` on the real vocabulary.
 
         llama.cpp parses a grammar only when sampling starts, and a grammar it
         rejects there crashes the process; so it is tried on the real

@@ -1,4 +1,4 @@
-"""How the embedded model runs: grammar engine, prompt-state cache, threads, machine lock.
+"""How the embedded model runs: grammar backend, prompt-state cache, threads, machine lock.
 
 Each setting can be switched by an environment variable so that one benchmark
 (or one user chasing a regression) can run the old and the new paths side by

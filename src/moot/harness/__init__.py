@@ -1,7 +1,7 @@
 """The comparison harness: does debate beat a single critic on *your* task, and at what cost?
 
 Four parts, one subpackage each: ``suites/`` (items and scorers), ``arms/`` (the configurations compared),
-``engine/`` (jobs, model calls, executors, the runner and its results store) and ``reports/`` (statistics
+``jobs/`` (jobs, model calls, executors, the runner and its results store) and ``reports/`` (statistics
 and writers); ``_cli.py`` is ``moot compare``. From code::
 
     options = CompareOptions(suite="humaneval[:20]", arms=["single", "debate", "self-consistency"],
@@ -18,9 +18,9 @@ from moot.harness.arms import _sampling, _team_arms  # noqa: F401  (registers th
 from moot.harness.arms._arm import ARM_FORMS, Arm, Attempt, Reply, ask, build_arm, known_arms, register_arm
 from moot.harness.arms._sampling import SelfConsistency, Single
 from moot.harness.arms._team_arms import DebateArm, ReflectionArm, TestReflectionArm
-from moot.harness.engine._context import MODEL_ROLES, RowContext
-from moot.harness.engine._results import ResultRow, ResultStore
-from moot.harness.engine._runner import CompareOptions, Comparison, ProgressSink, run_comparison
+from moot.harness.jobs._context import MODEL_ROLES, RowContext
+from moot.harness.jobs._results import ResultRow, ResultStore
+from moot.harness.jobs._runner import CompareOptions, Comparison, ProgressSink, run_comparison
 from moot.harness.reports._report import ArmSummary, PairSummary, Provenance, Report, build_report
 from moot.harness.reports._stats import (
     PairedComparison,

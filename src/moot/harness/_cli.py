@@ -20,8 +20,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from moot._exit_codes import PARTIAL, refuse
 from moot.errors import ConfigError
-from moot.harness.engine._results import ResultRow
-from moot.harness.engine._runner import CompareOptions, Comparison, ComparisonRun, prepare_comparison
+from moot.harness.jobs._results import ResultRow
+from moot.harness.jobs._runner import CompareOptions, Comparison, PreparedComparison, prepare_comparison
 from moot.harness.reports._render import pairs_table, rounds_table, tables, terminal_table
 from moot.harness.reports._report import build_report
 from moot.harness.reports._write import write_report
@@ -78,7 +78,7 @@ def default_out(suite: str) -> Path:
     return Path("moot-compare") / slug.strip("-")
 
 
-async def _run(runner: ComparisonRun) -> Comparison:
+async def _run(runner: PreparedComparison) -> Comparison:
     options = runner.options
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("eta"), TimeRemainingColumn())  # fmt: skip

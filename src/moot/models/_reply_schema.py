@@ -1,4 +1,4 @@
-"""The JSON schema a structured reply is constrained to, on every engine that constrains decoding.
+"""The JSON schema a structured reply is constrained to, wherever decoding is constrained.
 
 One owner for both: the embedded engine turns it into a grammar (:func:`grammar_schema`, which falls back to a
 simpler schema when llama.cpp's own grammar refuses the full one), and a served OpenAI-compatible model gets it

@@ -154,7 +154,7 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         return [self.system_message(), *converted]
 
     def chat_messages(self, request: str, output: type[BaseModel] | None = None) -> list[dict[str, str]]:
-        """A one-message ``request`` as the chat messages an OpenAI-style or llama.cpp engine takes."""
+        """A one-message ``request`` as the chat messages an OpenAI-style API or the embedded engine takes."""
         kinds = {SystemMessage: "system", UserMessage: "user", AssistantMessage: "assistant"}
         prompt = self.prompt([TextMessage(content=request, source="user")], output)
         return [{"role": kinds[type(m)], "content": str(m.content)} for m in prompt]

@@ -1,6 +1,6 @@
-"""The sandbox: runs model-written code against tests, and lets the code compute but never judge.
+"""The sandbox: runs model-written code against tests, and lets the code compute but never grade itself.
 
-Two processes per run: the code host (``_code_host.py``) loads the code, the judge (``_judge.py``) runs the
+Two processes per run: the code host (``_code_host.py``) loads the code, the tester (``_tester.py``) runs the
 tests and calls into the code over a channel of plain data (``_wire.py``); both are confined
 (``_confine.py``). ``run_tests`` is the entry point; the result separates the code's faults from the
 sandbox's own. From async code, ``run_in_thread`` runs it so that cancelling the caller ends the run's

@@ -34,16 +34,16 @@ class CompareFailed(AssertionError):
 
 
 def start() -> tuple[dict[str, Any], list[str]]:
-    """Read the job from stdin (then hide it), install the step alarm, confine this process.
+    """Read the setup from stdin (then hide it), install the step alarm, confine this process.
 
-    Returns the job and the confinement layers that took effect.
+    Returns the setup and the confinement layers that took effect.
     """
-    job = json.loads(sys.stdin.buffer.read())
+    setup = json.loads(sys.stdin.buffer.read())
     null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)  # the job is no longer readable; input() sees end of file
+    os.dup2(null, 0)  # the setup is no longer readable; input() sees end of file
     os.close(null)
     signal.signal(signal.SIGALRM, _on_alarm)
-    return job, _moot_confine.confine(job["limits"], job["workdir"])
+    return setup, _moot_confine.confine(setup["limits"], setup["workdir"])
 
 
 def flush() -> None:

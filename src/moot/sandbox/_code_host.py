@@ -5,7 +5,7 @@ by :mod:`moot.sandbox._sandbox`; moot never imports it (stdlib only).
 
 It confines itself, runs the code as a module (the *load* step, reported
 with ``begin``/``end`` like a test), then lists what the module defines and
-serves requests from the judge, relayed by the parent: call this, read that
+serves requests from the tester, relayed by the parent: call this, read that
 attribute, iterate, take an item. Answers are plain data (``_wire.py``);
 anything else stays here and is answered with a reference. Whatever the
 code does to this process (patch it, exit it, print fake reports) it can
@@ -33,7 +33,7 @@ MAX_OBJECTS = 100_000
 
 
 class Objects:
-    """The code's objects the judge holds references to, by id (module names for what the module defines)."""
+    """The code's objects the tester holds references to, by id (module names for what the module defines)."""
 
     def __init__(self, namespace: dict[str, Any]) -> None:
         self.namespace = namespace
@@ -64,7 +64,7 @@ def _type_name(value: Any) -> str:
 
 # ------------------------------------------------------------------ requests
 def _call(target: Any, message: dict[str, Any], objects: Objects) -> Any:
-    """Call with the arguments the judge sent: fresh copies, so what the call does to them stays here."""
+    """Call with the arguments the tester sent: fresh copies, so what the call does to them stays here."""
     args = wire.decode(message.get("args", []), objects.resolve)
     kwargs = {str(k): wire.decode(v, objects.resolve) for k, v in dict(message.get("kwargs", {})).items()}
     return target(*args, **kwargs)
@@ -116,7 +116,7 @@ def _name(namespace: dict[str, Any], name: str) -> Any:
 
 
 def _types(exc: BaseException) -> list[str]:
-    """The exception's class and its bases, so the judge can raise the nearest built-in one."""
+    """The exception's class and its bases, so the tester can raise the nearest built-in one."""
     return [getattr(kind, "__name__", "") for kind in type(exc).__mro__]
 
 
@@ -130,7 +130,7 @@ def load(code: str, namespace: dict[str, Any]) -> Callable[[child.Alarm], None]:
 
 
 def exports(namespace: dict[str, Any]) -> dict[str, Any]:
-    """What the module defines: each name, and for an imported module the module's name (the judge may use
+    """What the module defines: each name, and for an imported module the module's name (the tester may use
     its own copy of a module it shares with tests; it never imports a name from here)."""
     shown: dict[str, Any] = {}
     for name, value in list(namespace.items()):
@@ -150,14 +150,14 @@ def _module_name(value: Any) -> str | None:
 
 
 def main() -> None:
-    job, isolation = child.start()
-    channel = wire.Channel(int(job["channel_fd"]))
+    setup, isolation = child.start()
+    channel = wire.Channel(int(setup["channel_fd"]))
     channel.send({"event": "ready", "isolation": isolation})
     namespace: dict[str, Any] = {"__name__": "candidate", "__file__": child.CANDIDATE, "__builtins__": builtins}
-    memory_mb = int(job["limits"]["memory_mb"])
+    memory_mb = int(setup["limits"]["memory_mb"])
     try:
         channel.send({"event": "begin", "step": "load"})
-        loaded = child.run_step(load(job["code"], namespace), float(job["limits"]["test_seconds"]), "", memory_mb)
+        loaded = child.run_step(load(setup["code"], namespace), float(setup["limits"]["test_seconds"]), "", memory_mb)
         objects = Objects(namespace)
         names = exports(namespace) if loaded["outcome"] == "passed" else {}
         child.flush()
@@ -170,7 +170,7 @@ def main() -> None:
         pass
     except MemoryError:
         # This side needs almost nothing; out of memory here means the code's data still holds it all.
-        os._exit(int(job["memory_exit_code"]))
+        os._exit(int(setup["memory_exit_code"]))
     child.finish()
 
 

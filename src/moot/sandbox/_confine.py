@@ -1,6 +1,6 @@
 """Confinement the sandbox child applies to itself before any untrusted code runs.
 
-Copied next to each sandbox process's main file (``_code_host.py``, ``_judge.py``) and loaded by it in
+Copied next to each sandbox process's main file (``_code_host.py``, ``_tester.py``) and loaded by it in
 the child; moot's package code never imports it (stdlib only, no moot imports).
 
 Layers, outermost first. The kernel-enforced ones hold even against code

@@ -1,7 +1,7 @@
 """Turn the harness's reports and the way the child ended into a SandboxResult.
 
 Blame follows the bracketing protocol of the sandbox's processes
-(``_code_host.py`` for loading, ``_judge.py`` for the tests): if a process
+(``_code_host.py`` for loading, ``_tester.py`` for the tests): if a process
 died between a step's ``begin`` and ``end`` it died inside the step (a
 timeout, a memory bomb, a crash, ``os._exit``): a CONTENT fault. If it died
 anywhere else (before it was ready, between steps, without ``done``) or its

@@ -1,10 +1,10 @@
 """Run untrusted, model-written Python against tests: the code in one confined process, the tests in another.
 
-The code may compute; it may not judge. The *code host* (``_code_host.py``)
+The code may compute; it may not grade itself. The *code host* (``_code_host.py``)
 runs the code and answers requests about it, and never sees a test; the
-*judge* (``_judge.py``) runs the tests, and never runs the code: each call
+*tester* (``_tester.py``) runs the tests, and never runs the code: each call
 into the code is a request this parent relays, with a deadline, and each
-answer is plain data the judge builds afresh (``_wire.py``). So code that
+answer is plain data the tester builds afresh (``_wire.py``). So code that
 patches its interpreter, reads its memory, exits early, prints fake reports
 or returns an object whose ``__eq__`` is always true changes at most the
 values it returns, never the verdict; and hidden tests never enter a
@@ -17,7 +17,7 @@ their own process group, and confine themselves before anything runs (see
 ``_confine.py``: rlimits, namespaces, Landlock, seccomp, an audit hook).
 When the code's process dies or overruns a call, it is killed and started
 afresh for the next test. :mod:`moot.sandbox._records` turns the reports, and
-how the judge ended, into a :class:`SandboxResult`.
+how the tester ended, into a :class:`SandboxResult`.
 
 The parent relays the code's answers without parsing them (``_wire.py``:
 it reads a message's head and passes the raw line on), so what the code
@@ -139,10 +139,10 @@ def _run(code: str, tests: list[str], limits: SandboxLimits, place: _Place, star
         records = host.start()
         if host.exports is None:
             return host.result(records, tests, time.monotonic() - started)
-        judge = _Process("judge", place, _job(limits, tests=tests, exports=host.exports), limits)
+        tester = _Process("tester", place, _setup(limits, tests=tests, exports=host.exports), limits)
         try:
-            records += _relay(judge, host, deadline)
-            ended = judge.end(deadline)
+            records += _relay(tester, host, deadline)
+            ended = tester.end(deadline)
             out, err = host.output()
             return assemble(
                 records,
@@ -150,37 +150,38 @@ def _run(code: str, tests: list[str], limits: SandboxLimits, place: _Place, star
                 tests,
                 limits,
                 out,
-                err + judge.tail("stderr"),
+                err + tester.tail("stderr"),
                 time.monotonic() - started,
-                test_stdout=judge.tail("stdout"),
+                test_stdout=tester.tail("stdout"),
             )
         finally:
-            judge.kill()
+            tester.kill()
     finally:
         host.stop()
 
 
-def _job(limits: SandboxLimits, **fields: Any) -> dict[str, Any]:
+def _setup(limits: SandboxLimits, **fields: Any) -> dict[str, Any]:
+    """What a sandbox process reads on its stdin at start: the limits, and the code or the tests to run."""
     return {"limits": limits.model_dump(), "memory_exit_code": MEMORY_EXIT_CODE, **fields}
 
 
-def _relay(judge: _Process, host: CodeHost, deadline: float) -> list[dict[str, Any]]:
-    """Pass the judge's requests to the code's process and the answers back; return the judge's reports.
+def _relay(tester: _Process, host: CodeHost, deadline: float) -> list[dict[str, Any]]:
+    """Pass the tester's requests to the code's process and the answers back; return the tester's reports.
 
-    A request is relayed as the judge wrote it, read no further than its head.
+    A request is relayed as the tester wrote it, read no further than its head.
     """
     records = []
     while True:
         try:
-            line = judge.receive(deadline)
+            line = tester.receive(deadline)
             if line is None:
-                judge.timed_out = True
+                tester.timed_out = True
                 return records
             if "op" in line.fields():
                 head = line.head()
                 seconds = min(float(head.get("seconds") or 0), deadline - time.monotonic())
-                if not judge.send(host.ask(line, head.get("id"), seconds), deadline):
-                    judge.timed_out = True
+                if not tester.send(host.ask(line, head.get("id"), seconds), deadline):
+                    tester.timed_out = True
                     return records
                 continue
             message = line.message(HEAD_LIMIT)
@@ -196,29 +197,29 @@ def _relay(judge: _Process, host: CodeHost, deadline: float) -> list[dict[str, A
 class _Process:
     """One sandbox process: its own work directory, output files and channel to this parent."""
 
-    def __init__(self, role: str, place: _Place, job: dict[str, Any], limits: SandboxLimits) -> None:
+    def __init__(self, name: str, place: _Place, setup: dict[str, Any], limits: SandboxLimits) -> None:
         self.cancellation = place.cancellation
-        self.workdir = os.path.join(place.root, role)
+        self.workdir = os.path.join(place.root, name)
         os.mkdir(self.workdir, 0o700)
-        main = {"judge": "_judge.py", "code": "_code_host.py"}[role]
-        for target, source in {**_SHARED, f"_moot_{role}.py": main}.items():
+        main = {"tester": "_tester.py", "code": "_code_host.py"}[name]
+        for target, source in {**_SHARED, f"_moot_{name}.py": main}.items():
             shutil.copyfile(_HERE / source, os.path.join(self.workdir, target))
         self.limits, self.timed_out = limits, False
         self.files: dict[str, IO[bytes]] = {name: tempfile.TemporaryFile() for name in ("stdin", "stdout", "stderr")}
         ours, theirs = socket.socketpair()
         with ours, theirs:
             self._socket = ours.dup()
-            job = {**job, "workdir": self.workdir, "channel_fd": theirs.fileno()}
-            self.files["stdin"].write(json.dumps(job).encode())
+            setup = {**setup, "workdir": self.workdir, "channel_fd": theirs.fileno()}
+            self.files["stdin"].write(json.dumps(setup).encode())
             self.files["stdin"].seek(0)
-            self.proc = self.cancellation.spawn(lambda: self._spawn(role, theirs.fileno()))
+            self.proc = self.cancellation.spawn(lambda: self._spawn(name, theirs.fileno()))
         self._socket.setblocking(False)  # every read and write here waits at most until a deadline
         self.channel = Channel(self._socket.fileno())
 
-    def _spawn(self, role: str, fd: int) -> subprocess.Popen[bytes]:
+    def _spawn(self, name: str, fd: int) -> subprocess.Popen[bytes]:
         env = {"PATH": _PATH, "LANG": "C.UTF-8", "HOME": self.workdir, "TMPDIR": self.workdir}
         return subprocess.Popen(
-            [sys.executable, "-I", "-B", os.path.join(self.workdir, f"_moot_{role}.py")],
+            [sys.executable, "-I", "-B", os.path.join(self.workdir, f"_moot_{name}.py")],
             cwd=self.workdir,
             env=env,
             stdin=self.files["stdin"],
@@ -301,8 +302,8 @@ class CodeHost:
         self._generation += 1
         root = os.path.join(self.place.root, f"run{self._generation}")
         os.mkdir(root)
-        job = _job(self.limits, code=self.code)
-        self.process = _Process("code", _Place(root, self.place.cancellation), job, self.limits)
+        setup = _setup(self.limits, code=self.code)
+        self.process = _Process("code", _Place(root, self.place.cancellation), setup, self.limits)
         records: list[dict[str, Any]] = []
         until = min(self.deadline, time.monotonic() + self.limits.test_seconds + 2 * _GRACE + 1)
         for expected in ("ready", "begin", "end"):
@@ -384,7 +385,7 @@ class CodeHost:
         try:
             reply = self.process.receive(until) if self.process.send(request.raw, until) else None
             if reply is not None and (reply.head().get("id") != request_id or reply.fields() not in _ANSWERS):
-                raise WireError("an answer out of turn")  # nothing else it writes reaches the judge ("timeout", ...)
+                raise WireError("an answer out of turn")  # nothing else it writes reaches the tester ("timeout", ...)
         except ChannelClosed:
             stderr = self.process.tail("stderr")
             death = killed_in_step(self._stop_process(timed_out=False), self.limits, stderr)

@@ -1,12 +1,12 @@
 """What crosses between the sandbox's processes: JSON lines, and values as plain data or references.
 
-The code under test and the tests that judge it run in two processes (see
+The code under test and the tests that check it run in two processes (see
 ``_sandbox.py``). Everything the code hands back is *data*: the receiving
 side builds fresh built-in objects from JSON and nothing else, so a return
 value cannot carry an ``__eq__`` that is always true, a ``__repr__`` that
 lies, or any other behaviour. What is not plain data stays behind in the
 code's process and travels as a reference (``{"~": "ref", "id": ...}``) on
-which the judge may call, iterate or read attributes, each a new request.
+which the tester may call, iterate or read attributes, each a new request.
 
 Copied into the sandbox work directories and imported there, and imported
 by moot's parent side for the framing: stdlib only, no moot imports.
@@ -30,7 +30,7 @@ MAX_LINE = 64 * 1024 * 1024
 HEAD_LIMIT = 1024 * 1024
 """The most of one message the sandbox's parent parses into objects.
 
-The parent relays the code's answers and the judge's requests without
+The parent relays the code's answers and the tester's requests without
 reading their values: it parses only a message's *head* (ids, the kind of
 answer) and passes the raw line on, so a reply costs the parent its bytes,
 never the objects a parser would build from them (a line of ``[],[],...``

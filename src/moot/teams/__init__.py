@@ -1,4 +1,4 @@
-"""Team topologies; each is an AutoGen Team (run, run_stream, reset, save_state/load_state)."""
+"""The teams, one class per topology; each is an AutoGen Team (run, run_stream, reset, save_state/load_state)."""
 
 from moot.store import RunInfo, TeamHooks
 from moot.teams._base import MootTeam

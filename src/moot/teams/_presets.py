@@ -5,10 +5,10 @@ A preset names a topology, its participants by role name, an arbiter by name
 options::
 
     name: expert_panel
-    description: architect, ops and business debate; an LLM judge rules
+    description: architect, ops and business debate; a model arbiter rules
     topology: debate
     roles: [architect, ops, business]
-    arbiter: llm_judge
+    arbiter: model_arbiter
     termination: consensus | no_progress(1) | max_rounds(3) | token_budget(40000)
     options: {answers: [split, keep, defer]}
 
@@ -80,8 +80,8 @@ class TeamPreset:
     @property
     def participants(self) -> tuple[str, ...]:
         """The role names that run on a model (``--model ROLE=SPEC`` may name them)."""
-        judge = self.arbiter.role if self.arbiter is not None else None
-        return (*self.roles, judge.name) if judge is not None else self.roles
+        ruling = self.arbiter.role if self.arbiter is not None else None
+        return (*self.roles, ruling.name) if ruling is not None else self.roles
 
     def with_parts(self, roles: Sequence[str] | None = None, arbiter: str | None = None) -> TeamPreset:
         """This preset with other participants or another arbiter (``moot run --roles --arbiter``)."""
@@ -132,11 +132,11 @@ class TeamPreset:
         return self.kind.build(parts, self.options)
 
     def _arbiter_agent(self, model: Callable[[str], ModelSpec | Script]) -> RoleAgent | Arbiter | None:
-        """The arbiter a debate preset names: its judge role on its model, or the vote it is."""
+        """The arbiter a debate preset names: the role that rules, on its model, or the vote it is."""
         if self.arbiter is None:
             return None
-        judge = self.arbiter.role
-        return RoleAgent(judge, model(judge.name)) if judge is not None else self.arbiter.vote()
+        ruling = self.arbiter.role
+        return RoleAgent(ruling, model(ruling.name)) if ruling is not None else self.arbiter.vote()
 
     def component(self, models: ModelsFor | Script) -> ComponentModel:
         """The preset on ``models`` (as :meth:`build` takes them) as an AutoGen component config (what
@@ -162,7 +162,7 @@ def _check(preset: TeamPreset) -> None:
     for name in preset.roles:
         role(name)
     if (preset.arbiter is None) == preset.kind.needs_arbiter:
-        raise ConfigError("arbiter: a debate needs one (e.g. llm_judge, majority_vote); other teams take none")
+        raise ConfigError("arbiter: a debate needs one (e.g. model_arbiter, majority_vote); other teams take none")
 
 
 def load_preset(name_or_path: str) -> TeamPreset:

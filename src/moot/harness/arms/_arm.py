@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from moot.errors import ConfigError, MalformedOutputError
-from moot.harness.engine._context import RowContext
+from moot.harness.jobs._context import RowContext
 from moot.harness.suites._items import Item, Suite
 from moot.harness.suites._selectors import parse_spec
 from moot.roles import RoleAgent

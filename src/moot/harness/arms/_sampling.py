@@ -26,7 +26,7 @@ from moot.errors import ConfigError
 from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, register_arm
 from moot.harness.arms._prompts import ShortAnswer, solver
 from moot.harness.arms._vote import Selection, select_programs, vote_answers
-from moot.harness.engine._context import RowContext
+from moot.harness.jobs._context import RowContext
 from moot.harness.suites._items import Item, Suite
 from moot.models import ModelSpec
 from moot.roles import GENERATOR

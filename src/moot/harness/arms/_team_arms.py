@@ -31,7 +31,7 @@ from moot.errors import ConfigError
 from moot.harness.arms._arm import Attempt, arm_settings, register_arm
 from moot.harness.arms._prompts import SHORT_DEBATER, solver
 from moot.harness.arms._sampling import answer_from_draft
-from moot.harness.engine._context import MAX_EXPERTS, RowContext
+from moot.harness.jobs._context import MAX_EXPERTS, RowContext
 from moot.harness.suites._items import CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits

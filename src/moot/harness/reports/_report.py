@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from moot.harness.engine._provenance import code_version, model_identity, moot_version
-from moot.harness.engine._results import ResultRow
-from moot.harness.engine._runner import Comparison
+from moot.harness.jobs._provenance import code_version, model_identity, moot_version
+from moot.harness.jobs._results import ResultRow
+from moot.harness.jobs._runner import Comparison
 from moot.harness.reports._row_metrics import RowMetrics, TeamMetrics
 from moot.harness.reports._stats import accuracy_interval, compare_paired, holm, is_binary
 from moot.models import ModelSpec

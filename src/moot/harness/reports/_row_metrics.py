@@ -4,7 +4,7 @@ A row stores ``metrics`` as one JSON object: a debate arm's team dumps its
 :class:`~moot.teams.DebateMetrics` or :class:`~moot.teams.CodeDebateMetrics`
 there, and the harness adds what it scored beside the answer at no model call
 (``oracle``, ``first_round_score``, ``position_scores``, ``overturned_majority``:
-see ``moot.harness.engine._jobs``). :class:`RowMetrics` holds both halves,
+see ``moot.harness.jobs._jobs``). :class:`RowMetrics` holds both halves,
 typed, and the team's half is whichever of the two models the stored object
 fits.
 

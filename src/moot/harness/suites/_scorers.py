@@ -1,7 +1,7 @@
 """Scorers: tiny objects with one ``score(item, answer, ctx)``, returning a Score in [0, 1].
 
-Rule-based and tool-based scorers are the judges of record; the LLM judge is
-offered for answers no rule can check, returns a structured verdict (never
+Rule-based and tool-based scorers come first; the LLM judge (the ``judge``
+role) is for answers no rule can check, returns a structured verdict (never
 free text to grep), and should run on a different model than the arms
 (``--model judge=SPEC``) to avoid self-preference.
 """

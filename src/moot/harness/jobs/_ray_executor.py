@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from moot.errors import ConfigError
-from moot.harness.engine._calls import BaseClientFactory
-from moot.harness.engine._executor import OnDone
-from moot.harness.engine._jobs import Job, RowOutcome
+from moot.harness.jobs._calls import BaseClientFactory
+from moot.harness.jobs._executor import OnDone
+from moot.harness.jobs._jobs import Job, RowOutcome
 from moot.models import ModelSpec, Script, registered_scripts
 from moot.sandbox import SandboxRunner
 
@@ -115,7 +115,7 @@ class RayExecutor:
         ray = self.ray = _ray()
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from moot.harness.engine._ray_worker import CacheServer, EndpointLimiter, WorkerSetup, run_job
+        from moot.harness.jobs._ray_worker import CacheServer, EndpointLimiter, WorkerSetup, run_job
 
         self._started = _connect(ray, address)
         here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)

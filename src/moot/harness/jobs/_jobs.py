@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from moot._redact import redact
 from moot.errors import ConfigError
-from moot.harness.engine._calls import ClientFactory
-from moot.harness.engine._context import RowContext
-from moot.harness.engine._provenance import code_version, machine
-from moot.harness.engine._results import ResultRow
+from moot.harness.jobs._calls import ClientFactory
+from moot.harness.jobs._context import RowContext
+from moot.harness.jobs._provenance import code_version, machine
+from moot.harness.jobs._results import ResultRow
 from moot.harness.suites._items import Item, ScoreContext
 from moot.models import Meter
 from moot.roles import RoleModels

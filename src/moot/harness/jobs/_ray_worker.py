@@ -28,8 +28,8 @@ from typing import Any
 import ray
 from autogen_core import CacheStore
 
-from moot.harness.engine._calls import BaseClientFactory, CallCache, ClientFactory, spec_label
-from moot.harness.engine._jobs import Job, RowOutcome, compute_row
+from moot.harness.jobs._calls import BaseClientFactory, CallCache, ClientFactory, spec_label
+from moot.harness.jobs._jobs import Job, RowOutcome, compute_row
 from moot.models import ModelSpec, Script, register_script
 from moot.sandbox import SandboxRunner
 

@@ -21,7 +21,7 @@ from moot.models import ModelSpec
 __all__ = ["code_version", "machine", "model_identity", "moot_version"]
 
 _TRACKED = ("src", "pyproject.toml", "roles", "teams", "arbiters", "scenarios")
-"""What a row's answer depends on: the engine and the catalog, not the results files beside them."""
+"""What a row's answer depends on: moot's code and the catalog, not the results files beside them."""
 
 
 def moot_version() -> str:

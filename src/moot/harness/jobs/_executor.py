@@ -2,7 +2,7 @@
 
 ``local`` runs jobs as asyncio tasks in this process, sharing one client
 stack (so the embedded model is loaded once and the endpoint limits are
-plain semaphores). ``ray`` (``moot.harness.engine._ray_executor``) fans the same
+plain semaphores). ``ray`` (``moot.harness.jobs._ray_executor``) fans the same
 jobs out as Ray tasks. Either way an executor only hands outcomes back, in
 completion order, through ``done``; the results file stays the driver's.
 """
@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
-from moot.harness.engine._calls import BaseClientFactory, CallCache, ClientFactory, EndpointLimits
-from moot.harness.engine._jobs import Job, RowOutcome, compute_row
+from moot.harness.jobs._calls import BaseClientFactory, CallCache, ClientFactory, EndpointLimits
+from moot.harness.jobs._jobs import Job, RowOutcome, compute_row
 from moot.sandbox import SandboxRunner
 
 __all__ = ["Executor", "ExecutorName", "LocalExecutor", "OnDone"]

@@ -1,4 +1,4 @@
-"""Run every item x arm, resumably: the engine behind ``moot compare``.
+"""Run every item x arm, resumably: the job runner behind ``moot compare``.
 
 Rows run item-major (all arms on item 1, then item 2, ...) so an interrupted
 comparison still holds paired data; at most ``concurrency`` x endpoints rows
@@ -6,15 +6,15 @@ are in flight, and each endpoint takes at most ``concurrency`` calls at once.
 Each row is written as it finishes; a re-run computes only rows that are
 missing or failed. ``rerun`` recomputes every row through the cache (a
 replay); a row the replay reproduced keeps the billed tokens, wall time and
-origin of the run that paid for it, and takes the metrics the current code
+origin of the computation that paid for it, and takes the metrics the current code
 derives from the same answers. With
 ``compute_matched``, the sampling arms (self-consistency, best-of-k-tests) wait for the debate rows and take
 k = the debate arm's mean calls per item.
 
 Faults are classified: bad configuration (ConfigError, an unavailable model)
 aborts at once; anything else an arm raises fails that row only (recorded
-with its error, retried next run); an interrupt stops the run, keeping every
-finished row.
+with its error, retried the next time); an interrupt stops the comparison,
+keeping every finished row.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from moot._extras import require
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Arm, build_arm
 from moot.harness.arms._sampling import SelfConsistency
-from moot.harness.engine._calls import BaseClientFactory, ClientFactory, EndpointLimits, endpoint_of
-from moot.harness.engine._context import MODEL_ROLES, RowContext
-from moot.harness.engine._executor import Executor, ExecutorName, LocalExecutor
-from moot.harness.engine._jobs import Job, RowOutcome
-from moot.harness.engine._provenance import code_version
-from moot.harness.engine._results import ResultRow, ResultStore, arm_key
+from moot.harness.jobs._calls import BaseClientFactory, ClientFactory, EndpointLimits, endpoint_of
+from moot.harness.jobs._context import MODEL_ROLES, RowContext
+from moot.harness.jobs._executor import Executor, ExecutorName, LocalExecutor
+from moot.harness.jobs._jobs import Job, RowOutcome
+from moot.harness.jobs._provenance import code_version
+from moot.harness.jobs._results import ResultRow, ResultStore, arm_key
 from moot.harness.reports._stats import matched_k
 from moot.harness.suites._items import Item, Suite
 from moot.harness.suites._suites import load_suite
@@ -45,10 +45,10 @@ from moot.roles import RoleModels, parse_model_options
 from moot.sandbox import SandboxRunner, run_tests
 
 __all__ = [
-    "ArmRun",
     "CompareOptions",
+    "ComparedArm",
     "Comparison",
-    "ComparisonRun",
+    "PreparedComparison",
     "ProgressSink",
     "prepare_comparison",
     "run_comparison",
@@ -59,7 +59,7 @@ _PAID = (
     "billed_prompt_tokens", "billed_completion_tokens", "billed_calls", "scoring_billed_calls", "cost_usd",
     "wall_seconds", "trace_ids", "finished_at", "code_version", "machine",
 )  # fmt: skip
-"""What a replayed row keeps from the run that paid for it; the rest (metrics derived from the same answers
+"""What a replayed row keeps from the computation that paid for it; the rest (metrics derived from the same answers
 by the current code) is recomputed, and ``metrics["replayed_at"]`` names the commit that reproduced it."""
 
 
@@ -87,7 +87,7 @@ class CompareOptions(BaseModel):
     """Compute nothing: report the rows already finished (e.g. while another process is still running)."""
     rescore: bool = False
     """With ``report_only``: score every finished row's stored answer again with the current scorer (no arm
-    runs, no model call unless the scorer is an LLM judge), e.g. after a judge was fixed."""
+    runs, no model call unless the scorer is an LLM judge), e.g. after a scorer was fixed."""
     seed: int = 0
     executor: ExecutorName = "local"
     """Where jobs run: ``local`` (asyncio tasks in this process) or ``ray`` (Ray tasks; the ``[ray]`` extra)."""
@@ -98,7 +98,10 @@ class CompareOptions(BaseModel):
 
 
 @dataclass
-class ArmRun:
+class ComparedArm:
+    """One arm of this comparison: its label (as given to ``--arms``), the arm, its key in the results store,
+    and whether ``--compute-matched`` sizes its k."""
+
     label: str
     arm: Arm
     key: str = ""
@@ -107,11 +110,11 @@ class ArmRun:
 
 @dataclass
 class Comparison:
-    """What a comparison produced: its rows (this suite slice x these arms) and what this run did."""
+    """What a comparison produced: its rows (this suite slice x these arms) and what this invocation did."""
 
     options: CompareOptions
     suite: Suite
-    arms: list[ArmRun]
+    arms: list[ComparedArm]
     models: dict[str, str]
     rows: list[ResultRow] = field(default_factory=list)
     computed: int = 0
@@ -120,7 +123,7 @@ class Comparison:
     """Of the computed rows: recomputed (``rerun``) entirely from the cache, matching the stored row."""
     failed: int = 0
     meter: Meter = field(default_factory=Meter)
-    """Calls made by this run (arms and scoring): billed_calls == 0 on a replay."""
+    """Calls made by this invocation (arms and scoring): billed_calls == 0 on a replay."""
     matched_k: int | None = None
     matched_to: str | None = None
     """The debate arm whose calls sized ``matched_k``: the first listed, when there are several."""
@@ -152,36 +155,36 @@ def _model_labels(models: RoleModels) -> dict[str, str]:
     return labels
 
 
-def _arms(options: CompareOptions, suite: Suite) -> list[ArmRun]:
-    runs: list[ArmRun] = []
+def _arms(options: CompareOptions, suite: Suite) -> list[ComparedArm]:
+    arms: list[ComparedArm] = []
     for spec in options.arms:
         arm = build_arm(spec)
         if isinstance(arm, SelfConsistency) and options.k is not None:
             arm = arm.with_k(options.k)
         arm.check(suite)
-        runs.append(ArmRun(spec.strip(), arm))
-    labels = [r.label for r in runs]
+        arms.append(ComparedArm(spec.strip(), arm))
+    labels = [r.label for r in arms]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"each arm may appear once; got {', '.join(labels)}")
-    if options.k is not None and not any(isinstance(r.arm, SelfConsistency) for r in runs):
+    if options.k is not None and not any(isinstance(r.arm, SelfConsistency) for r in arms):
         raise ConfigError(
             f"--k sets self-consistency's samples, and the arms ({', '.join(labels)}) have no self-consistency; "
             "add it to --arms or drop --k"
         )
     if options.compute_matched:
-        if not any(r.arm.name == "debate" for r in runs) or not any(isinstance(r.arm, SelfConsistency) for r in runs):
+        if not any(r.arm.name == "debate" for r in arms) or not any(isinstance(r.arm, SelfConsistency) for r in arms):
             raise ConfigError(
                 "--compute-matched sizes the sampling arms' k (self-consistency, best-of-k-tests) to the debate "
                 "arm's calls: list both kinds, e.g. --arms debate,self-consistency"
             )
         if options.k is not None:
             raise ConfigError("--k and --compute-matched both size the sampling arms' k; give one of them")
-        for r in runs:
+        for r in arms:
             r.matched = isinstance(r.arm, SelfConsistency)
-    return runs
+    return arms
 
 
-class ComparisonRun:
+class PreparedComparison:
     """A validated comparison, ready to run: every bad input has been refused before this exists."""
 
     def __init__(
@@ -222,8 +225,8 @@ class ComparisonRun:
         self.store.close()
         self.executor.close()
 
-    def _key(self, run: ArmRun) -> str:
-        return arm_key(run.arm.name, run.arm.settings, self.labels)
+    def _key(self, compared: ComparedArm) -> str:
+        return arm_key(compared.arm.name, compared.arm.settings, self.labels)
 
     async def run(self) -> Comparison:
         first = [r for r in self.arms if not r.matched]
@@ -260,7 +263,7 @@ class ComparisonRun:
             self.result.rows[number] = updated
         self.result.meter += meter
 
-    def _matched_debate(self) -> ArmRun:
+    def _matched_debate(self) -> ComparedArm:
         """The arm ``--compute-matched`` matches: the first debate arm listed (the others are compared to it)."""
         return next(r for r in self.arms if r.arm.name == "debate")
 
@@ -282,26 +285,26 @@ class ComparisonRun:
             row.arm = labels[row.arm_key]
         return rows
 
-    async def _phase(self, phase: str, runs: Sequence[ArmRun]) -> None:
+    async def _phase(self, phase: str, arms: Sequence[ComparedArm]) -> None:
         todo: list[Job] = []
-        for run in runs:
-            run.key = self._key(run)
-        done = {run.key: self.store.finished(self.suite.key, run.key) for run in runs}
+        for compared in arms:
+            compared.key = self._key(compared)
+        done = {compared.key: self.store.finished(self.suite.key, compared.key) for compared in arms}
         for item in self.suite.items:
-            for run in runs:
-                if not self.options.report_only and (self.options.rerun or item.id not in done[run.key]):
-                    todo.append(self._job(item, run))
-        total = len(self.suite.items) * len(runs)
-        finished = sum(item.id in done[run.key] for item in self.suite.items for run in runs)
+            for compared in arms:
+                if not self.options.report_only and (self.options.rerun or item.id not in done[compared.key]):
+                    todo.append(self._job(item, compared))
+        total = len(self.suite.items) * len(arms)
+        finished = sum(item.id in done[compared.key] for item in self.suite.items for compared in arms)
         self.result.reused += finished - sum(job.item.id in done[job.key] for job in todo)
         self.progress.start(phase, total, total - len(todo))
         if todo:
             await self.executor.run(todo, self._finish)
 
-    def _job(self, item: Item, run: ArmRun) -> Job:
+    def _job(self, item: Item, compared: ComparedArm) -> Job:
         return Job(
-            suite=self.suite.key, item=item, arm=run.arm, label=run.label, key=run.key, models=self.models,
-            labels=self.labels, seed=self.options.seed,
+            suite=self.suite.key, item=item, arm=compared.arm, label=compared.label, key=compared.key,
+            models=self.models, labels=self.labels, seed=self.options.seed,
         )  # fmt: skip
 
     def _finish(self, outcome: RowOutcome) -> None:
@@ -311,7 +314,7 @@ class ComparisonRun:
         row = outcome.row
         old = self._replayed(row)
         if old is not None:
-            self.result.replayed += 1  # the row keeps what the paid run measured (billed tokens, time, origin)
+            self.result.replayed += 1  # the row keeps what its paid computation measured (tokens, time, origin)
             paid = {k: getattr(old, k) for k in _PAID}
             row = row.model_copy(update={**paid, "metrics": {**row.metrics, "replayed_at": code_version()}})
         self.store.put(row)
@@ -367,7 +370,7 @@ def make_executor(
     if options.executor != "ray" and options.ray_address is not None:
         raise ConfigError("--ray-address applies only with --executor ray")
     if options.executor == "ray" and not options.report_only:  # a report runs nothing: no cluster to start
-        from moot.harness.engine._ray_executor import RayExecutor
+        from moot.harness.jobs._ray_executor import RayExecutor
 
         return RayExecutor(
             address=options.ray_address, slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir,
@@ -385,10 +388,10 @@ def prepare_comparison(
     progress: ProgressSink | None = None,
     clients: BaseClientFactory | None = None,
     sandbox: SandboxRunner = run_tests,
-) -> ComparisonRun:
+) -> PreparedComparison:
     """Validate everything (suite, arms, models, files) and open the results file; ConfigError on bad input."""
     require("compare", "moot compare")
-    return ComparisonRun(options, progress=progress or _Quiet(), base=clients, sandbox=sandbox)
+    return PreparedComparison(options, progress=progress or _Quiet(), base=clients, sandbox=sandbox)
 
 
 async def run_comparison(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from moot.harness.engine._calls import ClientFactory
+from moot.harness.jobs._calls import ClientFactory
 from moot.models import Meter, ModelSpec
 from moot.roles import Role, RoleAgent, RoleModels
 from moot.sandbox import SandboxRunner, run_tests

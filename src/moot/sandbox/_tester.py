@@ -381,12 +381,12 @@ def compile_test(source: str, filename: str) -> Any:
 
 
 # ------------------------------------------------------------------ main
-def run_tests(job: dict[str, Any], link: Link) -> None:
-    limits = job["limits"]
+def run_tests(setup: dict[str, Any], link: Link) -> None:
+    limits = setup["limits"]
     seconds, memory_mb = float(limits["test_seconds"]), int(limits["memory_mb"])
-    for index, source in enumerate(job["tests"]):
+    for index, source in enumerate(setup["tests"]):
         filename = f"test_{index + 1}.py"
-        scope = test_scope(job["exports"])
+        scope = test_scope(setup["exports"])
 
         def test(alarm: child.Alarm, source: str = source, filename: str = filename, scope: dict = scope) -> None:
             link.alarm = alarm
@@ -399,14 +399,14 @@ def run_tests(job: dict[str, Any], link: Link) -> None:
 
 def main() -> None:
     global LINK
-    job, isolation = child.start()
-    LINK = Link(wire.Channel(int(job["channel_fd"])))
+    setup, isolation = child.start()
+    LINK = Link(wire.Channel(int(setup["channel_fd"])))
     LINK.channel.send({"event": "ready", "isolation": isolation})
     try:
-        run_tests(job, LINK)
+        run_tests(setup, LINK)
         LINK.channel.send({"event": "done"})
     except MemoryError:
-        os._exit(int(job["memory_exit_code"]))
+        os._exit(int(setup["memory_exit_code"]))
     except BaseException as exc:  # a bug of ours, not the code's: every step catches what a test raises
         error = child.clip("".join(traceback.format_exception(exc)), child.TRACEBACK_CHARS)
         LINK.channel.send({"event": "harness_error", "error": error})
