@@ -130,3 +130,26 @@ def test_cross_package_private_imports_are_only_the_allowed_ones():
         f"{source} -> {target}" for source, target in unexpected
     )
     assert not PRIVATE_ALLOWED - found, f"stale allow-list entries: {sorted(PRIVATE_ALLOWED - found)}"
+
+
+def _documented_packages() -> list[tuple[str, set[str]]]:
+    """The package table of docs/architecture.md: each package and what it imports, in the table's order."""
+    doc = (SRC.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = []
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`moot"):
+            imports = {f"moot.{name.strip()}" for name in cells[2].split(",") if name.strip() not in ("", "–")}
+            table.append((cells[0].strip("`"), imports))
+    return table
+
+
+def test_the_architecture_docs_package_table_is_the_code():
+    table = _documented_packages()
+    graph = _unit_graph()
+    units = {u for u in graph} | {t for targets in graph.values() for t in targets}
+    assert {name for name, _ in table} == units
+    for position, (name, imports) in enumerate(table):
+        assert imports == graph.get(name, set()), f"{name}: the table says {sorted(imports)}"
+        earlier = {n for n, _ in table[:position]}
+        assert imports <= earlier, f"{name} imports {sorted(imports - earlier)}, listed after it"
