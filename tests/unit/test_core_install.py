@@ -12,11 +12,12 @@ from __future__ import annotations
 import importlib.metadata as metadata
 import os
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 from packaging.requirements import Requirement
+
+from tests.venvs import fresh_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,14 +57,7 @@ def _link_core(packages: Path) -> None:
 
 
 def test_without_extras_moot_runs_a_reflection_and_compare_names_its_extra(tmp_path: Path):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    packages = Path(
-        subprocess.check_output(
-            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
-        ).strip()
-    )
+    python, packages = fresh_venv(tmp_path / "venv")
     _link_core(packages)
     (packages / "moot.pth").write_text(str(ROOT / "src") + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MOOT_", "PYTHON"))}

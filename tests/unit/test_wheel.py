@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import make_critique, make_position, make_verdict
+from tests.venvs import fresh_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,13 +23,7 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_a_built_in_scenario_and_preset_f
     (wheel,) = wheels.glob("moot-*.whl")
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    packages = Path(
-        subprocess.check_output(
-            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], text=True
-        ).strip()
-    )
+    python, packages = fresh_venv(venv)
     # Dependencies from this environment (a plain path: its editable moot is not loaded); moot from the wheel.
     (packages / "dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     subprocess.run(
