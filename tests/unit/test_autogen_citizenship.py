@@ -14,6 +14,7 @@ from autogen_agentchat.teams import BaseGroupChat, RoundRobinGroupChat, Selector
 from moot import MESSAGE_TYPES as TYPES
 from moot import Critique, Position, Reflection, RoleAgent, role
 from moot.conditions import AtRoundEnd, MaxRounds, TokenBudget
+from moot.conditions._bounds import parts_of
 from moot.messages import RoundCompleted
 from moot.testing import ScriptedModel
 from tests.conftest import make_critique, make_debate, make_position, make_reflection, make_verdict
@@ -144,7 +145,7 @@ async def test_wrapped_conditions_round_trip_and_are_not_wrapped_twice():
         loaded = Reflection.load_component(team.dump_component())
     dumped = loaded.dump_component().model_dump(mode="json")
     assert dumped == team.dump_component().model_dump(mode="json")
-    assert [type(c).__name__ for c in loaded._stop._conditions] == ["AtRoundEnd", "MaxRounds"]
+    assert [type(c).__name__ for c in parts_of(loaded._stop)] == ["AtRoundEnd", "MaxRounds"]
     assert isinstance(
         TerminationCondition.load_component(AtRoundEnd(MaxMessageTermination(2)).dump_component()), AtRoundEnd
     )

@@ -11,6 +11,7 @@ from autogen_core import CancellationToken
 
 from moot import ConfigError, ModelSpec
 from moot.conditions import Consensus, MaxRounds, MaxSteps, NoImprovement, RoundCap, ScoreThreshold, TokenBudget
+from moot.conditions._bounds import parts_of
 from moot.roles import RoleAgent, TestCritic, role
 from moot.sandbox import SandboxLimits
 from moot.store import RunStore
@@ -111,9 +112,9 @@ def test_a_condition_that_can_never_fire_for_the_team_is_refused(make, waits_for
 
 def test_a_condition_with_no_bound_gets_a_hard_round_cap_named_in_the_stop_reason(spec):
     capped = Reflection(agent("generator", spec), agent("critic", spec), stop=ScoreThreshold(99))
-    assert any(isinstance(part, RoundCap) for part in capped._stop._conditions)
+    assert any(isinstance(part, RoundCap) for part in parts_of(capped._stop))
     bounded = Reflection(agent("generator", spec), agent("critic", spec), stop=ScoreThreshold(80) | TokenBudget(9))
-    assert not any(isinstance(part, RoundCap) for part in bounded._stop._conditions)
+    assert not any(isinstance(part, RoundCap) for part in parts_of(bounded._stop))
 
 
 async def test_the_hard_cap_ends_an_unbounded_run_and_says_so(spec, monkeypatch):

@@ -302,3 +302,31 @@ async def test_default_stop_round_trips():
     loaded = reload(stop)
     assert loaded.dump_component() == stop.dump_component()
     assert await outcomes(loaded, SCRIPT) == await outcomes(stop, SCRIPT)
+
+
+class _Opaque(TerminationCondition):
+    """A condition that is not a component: it has no configuration to load its copy from."""
+
+    @property
+    def terminated(self) -> bool:
+        return False
+
+    async def __call__(self, messages):
+        return None
+
+    async def reset(self) -> None:
+        return None
+
+
+def test_autogens_own_join_is_opened_from_its_configuration_or_else_taken_whole():
+    from autogen_agentchat.conditions import TextMentionTermination
+
+    from moot.conditions._bounds import at_round_ends, is_bounded, parts_of
+
+    opened = TextMentionTermination("done") | MaxRounds(3)
+    assert [type(p).__name__ for p in parts_of(opened)] == ["TextMentionTermination", "MaxRounds"]
+    assert is_bounded(opened, frozenset())  # MaxRounds inside AutoGen's | still bounds the run
+    closed = _Opaque() | MaxRounds(3)
+    assert parts_of(closed) == []
+    assert not is_bounded(closed, frozenset())  # taken whole, as one AutoGen condition: a round cap is added
+    assert type(at_round_ends(closed)).__name__ == "AtRoundEnd"

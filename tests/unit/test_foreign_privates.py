@@ -28,9 +28,6 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "moot"
 ADAPTER = SRC / "embedded" / "_llama_cpp.py"
 EXEMPT = {ADAPTER}
 ALLOWED = {
-    # A stop condition's parts: AutoGen's And/OrTerminationCondition keep them in _conditions, with no public
-    # accessor (dump_component() gives configurations, not the conditions themselves).
-    ("moot/conditions/_bounds.py", "._conditions"),
     # The sandbox's child disarms fork_exec (which raises no audit event) before untrusted code runs in it.
     ("moot/sandbox/_confine.py", "import _posixsubprocess"),
     ("moot/sandbox/_confine.py", "patch _posixsubprocess.fork_exec"),

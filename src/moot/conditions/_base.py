@@ -109,10 +109,20 @@ class AnyOf(Composes, OrTerminationCondition):
     component_provider_override = "moot.conditions.AnyOf"
     component_label = "OrTerminationCondition"
 
+    def __init__(self, *conditions: TerminationCondition) -> None:
+        super().__init__(*conditions)
+        self.parts = conditions
+        """The conditions it joins (AutoGen keeps them private, so moot keeps its own reference)."""
+
 
 class AllOf(Composes, AndTerminationCondition):
     component_provider_override = "moot.conditions.AllOf"
     component_label = "AndTerminationCondition"
+
+    def __init__(self, *conditions: TerminationCondition) -> None:
+        super().__init__(*conditions)
+        self.parts = conditions
+        """The conditions it joins (AutoGen keeps them private, so moot keeps its own reference)."""
 
 
 def _operand(condition: TerminationCondition, operator: str, other: object) -> TerminationCondition:

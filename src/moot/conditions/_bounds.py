@@ -18,7 +18,7 @@ from autogen_agentchat.base import AndTerminationCondition, OrTerminationConditi
 from autogen_agentchat.conditions import MaxMessageTermination, TimeoutTermination, TokenUsageTermination
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 
-from moot.conditions._base import MootCondition
+from moot.conditions._base import AllOf, AnyOf, MootCondition
 from moot.conditions._round_end import AtRoundEnd
 from moot.conditions._rounds import MaxRounds
 from moot.errors import ConfigError
@@ -31,6 +31,7 @@ __all__ = [
     "can_fire",
     "dead_conditions",
     "is_bounded",
+    "parts_of",
     "reported",
 ]
 
@@ -58,12 +59,32 @@ def _holds(
     """A property of a composed condition: any branch of ``|``, every branch of ``&``, else of the condition."""
     if isinstance(condition, AtRoundEnd):
         condition = condition.condition
-    parts = list(getattr(condition, "_conditions", []))
-    if isinstance(condition, OrTerminationCondition):
+    parts = parts_of(condition)
+    if parts and isinstance(condition, OrTerminationCondition):
         return any(_holds(part, ours, theirs) for part in parts)
-    if isinstance(condition, AndTerminationCondition):
+    if parts and isinstance(condition, AndTerminationCondition):
         return all(_holds(part, ours, theirs) for part in parts)
     return ours(condition) if isinstance(condition, MootCondition) else theirs(condition)
+
+
+def parts_of(condition: TerminationCondition) -> list[TerminationCondition]:
+    """The conditions a ``|`` or ``&`` joins; none for a single condition, or for a join moot cannot open.
+
+    moot's own joins (:class:`AnyOf`, :class:`AllOf`, what ``|`` and ``&`` of a moot condition make) keep
+    their parts in public. AutoGen's own (``TextMentionTermination("x") | MaxRounds(3)``) keep them private
+    with no accessor, but their public configuration holds them: the parts are loaded from it, as fresh as a
+    condition is before its first run, which is when a team is built. A join with a part that has no
+    configuration (a condition that is not a component) stays closed: it is taken as one AutoGen condition.
+    """
+    if isinstance(condition, AnyOf | AllOf):
+        return list(condition.parts)
+    if not isinstance(condition, OrTerminationCondition | AndTerminationCondition):
+        return []
+    try:
+        dumped = condition.dump_component().config["conditions"]
+    except (TypeError, NotImplementedError, ValueError, KeyError):
+        return []
+    return [TerminationCondition.load_component(part) for part in dumped]
 
 
 def can_fire(condition: TerminationCondition, signals: frozenset[str]) -> bool:
@@ -78,7 +99,7 @@ def dead_conditions(condition: TerminationCondition, signals: frozenset[str]) ->
         condition = condition.condition
     if isinstance(condition, MootCondition):
         return [] if condition.needs is None or condition.needs in signals else [condition]
-    return [dead for part in getattr(condition, "_conditions", []) for dead in dead_conditions(part, signals)]
+    return [dead for part in parts_of(condition) for dead in dead_conditions(part, signals)]
 
 
 def reported(signals: frozenset[str]) -> str:
@@ -95,8 +116,8 @@ def at_round_ends(condition: TerminationCondition) -> TerminationCondition:
     """``condition`` with each of AutoGen's own conditions in it wrapped in :class:`AtRoundEnd`."""
     if isinstance(condition, MootCondition | AtRoundEnd):
         return condition
-    parts = [at_round_ends(part) for part in getattr(condition, "_conditions", [])]
-    if isinstance(condition, OrTerminationCondition | AndTerminationCondition):
+    if isinstance(condition, OrTerminationCondition | AndTerminationCondition) and parts_of(condition):
+        parts = [at_round_ends(part) for part in parts_of(condition)]
         return type(condition)(*parts)  # moot's checked AnyOf/AllOf stay checked
     return AtRoundEnd(condition)
 
