@@ -307,6 +307,8 @@ async def test_default_stop_round_trips():
 class _Opaque(TerminationCondition):
     """A condition that is not a component: it has no configuration to load its copy from."""
 
+    component_provider_override = "tests.unit.test_conditions._Opaque"
+
     @property
     def terminated(self) -> bool:
         return False

@@ -105,24 +105,23 @@ class MootCondition(Composes, TerminationCondition):
 # ``(MaxRounds(3) | TokenBudget(9000)) | 5`` fails at once, not at the first check of a run). They dump as
 # AutoGen's composites do (same config and label, no description) under their own provider, so a loaded
 # composite is checked too and ``type(c).load_component(c.dump_component())`` gives back the same type.
-class AnyOf(Composes, OrTerminationCondition):
+class _Join(Composes):
+    """A ``|`` or ``&`` that keeps its parts in public (AutoGen's keep them private, with no accessor)."""
+
+    def __init__(self, *conditions: TerminationCondition) -> None:
+        super().__init__(*conditions)  # type: ignore[call-arg]  (AutoGen's Or/And, next in the MRO)
+        self.parts = conditions
+        """The conditions it joins."""
+
+
+class AnyOf(_Join, OrTerminationCondition):
     component_provider_override = "moot.conditions.AnyOf"
     component_label = "OrTerminationCondition"
 
-    def __init__(self, *conditions: TerminationCondition) -> None:
-        super().__init__(*conditions)
-        self.parts = conditions
-        """The conditions it joins (AutoGen keeps them private, so moot keeps its own reference)."""
 
-
-class AllOf(Composes, AndTerminationCondition):
+class AllOf(_Join, AndTerminationCondition):
     component_provider_override = "moot.conditions.AllOf"
     component_label = "AndTerminationCondition"
-
-    def __init__(self, *conditions: TerminationCondition) -> None:
-        super().__init__(*conditions)
-        self.parts = conditions
-        """The conditions it joins (AutoGen keeps them private, so moot keeps its own reference)."""
 
 
 def _operand(condition: TerminationCondition, operator: str, other: object) -> TerminationCondition:

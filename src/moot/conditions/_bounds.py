@@ -116,9 +116,9 @@ def at_round_ends(condition: TerminationCondition) -> TerminationCondition:
     """``condition`` with each of AutoGen's own conditions in it wrapped in :class:`AtRoundEnd`."""
     if isinstance(condition, MootCondition | AtRoundEnd):
         return condition
-    if isinstance(condition, OrTerminationCondition | AndTerminationCondition) and parts_of(condition):
-        parts = [at_round_ends(part) for part in parts_of(condition)]
-        return type(condition)(*parts)  # moot's checked AnyOf/AllOf stay checked
+    parts = parts_of(condition)  # (an AutoGen join is opened from its config: once is enough)
+    if parts:
+        return type(condition)(*(at_round_ends(part) for part in parts))  # moot's checked AnyOf/AllOf stay checked
     return AtRoundEnd(condition)
 
 
