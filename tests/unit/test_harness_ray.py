@@ -216,7 +216,8 @@ def test_an_unreachable_ray_address_is_one_line_and_exit_2_at_once(tmp_path):
 def test_without_ray_installed_the_ray_executor_says_which_extra_to_install(tmp_path, model, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "ray", None)  # import ray now raises ImportError
     sums = write_sums(tmp_path / "sums.jsonl", 1)
-    with pytest.raises(ConfigError, match=r"--executor ray needs Ray: pip install 'moot\[ray\]'"):
+    refusal = r"^--executor ray \(or use --executor local\) needs the 'ray' extra \(ray not installed\): "
+    with pytest.raises(ConfigError, match=refusal + r"pip install 'moot\[ray\]'"):
         prepare_comparison(options(sums, tmp_path / "out", model("no-ray"), executor="ray"))
     assert not (tmp_path / "out").exists()
 

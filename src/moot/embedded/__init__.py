@@ -24,7 +24,6 @@ from moot.embedded._shared import lock_path, require_installed, shared_engine, s
 from moot.embedded._weights import (
     DEFAULT_MODEL,
     GGUF_SHA256,
-    INSTALL_HINT,
     cache_dir,
     local_model_identity,
     model_path,
@@ -38,7 +37,6 @@ __all__ = [
     "DEFAULT_MODEL",
     "GGUF_SHA256",
     "GRAMMARS",
-    "INSTALL_HINT",
     "EmbeddedEngine",
     "EngineSettings",
     "EngineStats",

@@ -12,8 +12,9 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from moot._extras import require
 from moot.embedded._settings import EngineSettings
-from moot.embedded._weights import INSTALL_HINT, cache_dir
+from moot.embedded._weights import cache_dir
 from moot.errors import ModelUnavailableError
 
 if TYPE_CHECKING:
@@ -54,10 +55,5 @@ def shared_engine(path: Path, settings: EngineSettings | None = None) -> Embedde
 def require_installed() -> None:
     """Refuse with the install command, or the llama-cpp-python version moot supports, before anything is loaded
     or assembled."""
-    # The adapter checks llama-cpp-python's version when first imported; the packages themselves are tried too,
-    # since the adapter may have been imported before they went missing (as tests make them).
-    for module in ("moot.embedded._llama_cpp", "llama_cpp", "llguidance"):
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            raise ModelUnavailableError(INSTALL_HINT) from None
+    require("local", "the embedded model", ModelUnavailableError)
+    importlib.import_module("moot.embedded._llama_cpp")  # refuses any llama-cpp-python but the supported one

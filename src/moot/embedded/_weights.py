@@ -21,12 +21,12 @@ from typing import BinaryIO
 
 import platformdirs
 
+from moot._extras import install_command
 from moot.errors import ModelUnavailableError
 
 __all__ = [
     "DEFAULT_MODEL",
     "GGUF_SHA256",
-    "INSTALL_HINT",
     "Chunk",
     "assemble",
     "cache_dir",
@@ -38,7 +38,6 @@ __all__ = [
 DEFAULT_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 GGUF_SIZE = 491_400_064
-INSTALL_HINT = "the embedded model needs: pip install 'moot[local]'"
 _REINSTALL = "reinstall with: pip install --force-reinstall 'moot[local]'"
 
 
@@ -116,7 +115,10 @@ def _installed(pinned: _Pinned) -> Chunk:
     try:
         distribution = importlib.metadata.distribution(pinned.distribution)
     except importlib.metadata.PackageNotFoundError:
-        raise ModelUnavailableError(f"{INSTALL_HINT} (package {pinned.distribution} is missing)") from None
+        raise ModelUnavailableError(
+            f"the embedded model needs the 'local' extra (package {pinned.distribution} is missing): "
+            f"{install_command('local')}"
+        ) from None
     for file in distribution.files or ():
         if file.as_posix() == pinned.file:
             return Chunk(Path(str(distribution.locate_file(file))), pinned.sha256)

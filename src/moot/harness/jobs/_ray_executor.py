@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from moot._extras import require
 from moot.errors import ConfigError
 from moot.harness.jobs._calls import BaseClientFactory
 from moot.harness.jobs._executor import OnDone
@@ -53,10 +54,9 @@ Pending = dict[asyncio.Future[Any], _Attempt]
 
 
 def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError("--executor ray needs Ray: pip install 'moot[ray]' (or use --executor local)") from None
+    require("ray", "--executor ray (or use --executor local)")
+    import ray
+
     return ray
 
 

@@ -11,15 +11,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from moot._extras import require
 from moot.errors import ConfigError
 from moot.harness.suites._items import Item, Score, ScoreContext, Suite
 from moot.harness.suites._selectors import SpecParts, int_param
 from moot.roles import NUMBER
 
 __all__ = ["GymScore", "gym_suite"]
-
-INSTALL_HINT = "reasoning-gym suites need the optional extra: pip install 'moot[suites]' (reasoning-gym==0.1.25)"
-
 
 @dataclass(frozen=True)
 class GymScore:
@@ -36,10 +34,9 @@ class GymScore:
 
 
 def _import() -> Any:
-    try:
-        import reasoning_gym
-    except ImportError:
-        raise ConfigError(INSTALL_HINT) from None
+    require("suites", "a reasoning-gym suite")
+    import reasoning_gym
+
     return reasoning_gym
 
 
