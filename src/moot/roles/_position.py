@@ -97,8 +97,7 @@ class Opening(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     reasoning: str = Field(
-        max_length=500,
-        description="The task worked from this expert's angle, step by step (for a number: the computation).",
+        max_length=400, description="The analysis from this expert's angle, in at most three sentences."
     )
     answer: str = Field(min_length=1, max_length=300, description="The stance or answer, as short as possible.")
     key_arguments: StatedArguments
