@@ -13,7 +13,7 @@ from moot import Critique, Reflection, RoleAgent, role
 from moot.arbiters import Arbiter, ExpertAssessment, Verdict
 from moot.roles import Opening
 from moot.store import TeamHooks
-from moot.teams import Debate
+from moot.teams import Debate, Revision
 from moot.testing import ScriptedModel
 from tests.leftovers import LeftoverWatch
 
@@ -29,12 +29,15 @@ def make_critique(score: int, *issues: str) -> Critique:
     )
 
 
-def make_reflection(model: ScriptedModel, stop: TerminationCondition, *, critic_retries: int = 2) -> Reflection:
+def make_reflection(
+    model: ScriptedModel, stop: TerminationCondition, *, critic_retries: int = 2, revision: Revision = "continue"
+) -> Reflection:
     """Agents named 'generator' and 'critic', built from the model's spec (call inside ``with model:``)."""
     return Reflection(
         RoleAgent(role("generator"), model.spec),
         RoleAgent(role("critic"), model.spec, max_parse_retries=critic_retries),
         stop=stop,
+        revision=revision,
     )
 
 

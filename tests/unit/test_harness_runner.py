@@ -297,12 +297,18 @@ def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path,
 
     def reply(agent, messages):
         text = messages[-1].content
-        if "Revise the draft" in text:  # a revise turn: the visible test failed
+        if "Revise the draft" in text or "Earlier drafts" in text:  # a revision: the visible test failed
             return "```python\ndef double(x):\n    return 2 * x\n```"
         return next(drafts, "```python\ndef double(x):\n    return x ** 2\n```")
 
     m = model("coder", reply=reply)
-    arms = ["single", "self-consistency?k=3", "best-of-k-tests?k=3", "reflection-tests"]
+    arms = [
+        "single",
+        "self-consistency?k=3",
+        "best-of-k-tests?k=3",
+        "reflection-tests",
+        "reflection-tests?revision=fresh",
+    ]
     comparison = run(options(suite, tmp_path / "out", m, arms=arms))
     rows = by_key(comparison.rows)
     assert rows[("double", "single")].score == 1.0  # x + x
@@ -321,6 +327,11 @@ def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path,
     # x ** 2 fails the visible double(3) == 6, the critic says so, the revision 2 * x passes
     assert refl.metrics["visible_tests"] == 1 and refl.rounds == 2 and refl.score == 1.0
     assert refl.metrics["scores"] == [0, 100] and refl.model_calls == 2
+    assert refl.settings == {"rounds": 3}  # the key its rows had before fresh revisions existed
+    fresh = rows[("double", "reflection-tests?revision=fresh")]
+    # the same first draft (from the cache); the revision is asked for from the failing test, shown no draft
+    assert fresh.settings == {"rounds": 3, "revision": "fresh"} and fresh.metrics["scores"] == [0, 100]
+    assert fresh.score == 1.0 and (fresh.model_calls, fresh.billed_calls) == (2, 1)
 
 
 def test_report_only_computes_nothing_and_reports_what_is_finished(sums, tmp_path, model):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from moot import Critique
+from moot import Critique, Reflection
 from moot.conditions import MaxRounds, NoProgress, ScoreThreshold
 from moot.testing import ScriptedModel, count_words
 
@@ -105,6 +105,34 @@ async def test_prompts_stay_bounded_as_rounds_grow(critique, reflection):
     # Equal-length drafts and issues: revision prompts are the same size in every round.
     assert count_words(gen[3].prompt_text) == count_words(gen[2].prompt_text) == count_words(gen[1].prompt_text)
     assert count_words(critic[3].prompt_text) == count_words(critic[2].prompt_text)
+
+
+async def test_a_fresh_revision_is_shown_the_critiques_and_never_a_draft(critique, reflection):
+    drafts = ["ALPHA body", "BRAVO body", "CHARLIE body"]
+    critiques = [critique(40, "issue1 fix this", "shared issue"), critique(40, "issue2 fix this", "shared issue"),
+                 critique(90)]  # fmt: skip
+    model = ScriptedModel({"generator": drafts, "critic": critiques})
+    with model:
+        result = await reflection(model, ScoreThreshold(85) | MaxRounds(5), revision="fresh").run(task=TASK)
+    assert (result.answer, result.scores) == ("CHARLIE body", [40, 40, 90])
+    gen = model.calls("generator")
+    # Each revision is one request (no draft as the generator's reply), with the task and every critique so far,
+    # the latest draft's first and each point once.
+    assert all(len(call.messages) == 2 for call in gen)
+    round3 = gen[2].prompt_text
+    assert TASK in round3 and "ALPHA" not in round3 and "BRAVO" not in round3
+    points = [line[2:] for line in round3.splitlines() if line.startswith("- ")]
+    assert points == ["issue2 fix this", "shared issue", "issue1 fix this"]
+
+
+async def test_a_fresh_reflection_keeps_its_revision_through_its_config(critique, reflection):
+    model = ScriptedModel({"generator": ["ALPHA body", "BRAVO body"], "critic": [critique(40, "issue1"), critique(90)]})
+    with model:
+        team = reflection(model, MaxRounds(2), revision="fresh")
+        loaded = Reflection.load_component(team.dump_component())
+        result = await loaded.run(task=TASK)
+    assert isinstance(loaded, Reflection) and loaded.revision == "fresh"
+    assert result.answer == "BRAVO body" and "ALPHA" not in model.calls("generator")[1].prompt_text
 
 
 async def test_usage_per_agent_is_the_sum_of_scripted_word_counts(critique, reflection):

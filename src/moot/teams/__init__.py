@@ -22,7 +22,7 @@ from moot.teams._plan_records import PlannedStep, PlannerExecutorResult, Planner
 from moot.teams._planner_executor import PlannerExecutor, PlannerExecutorConfig, default_planner_executor_stop
 from moot.teams._presets import TeamPreset, known_presets, load_preset
 from moot.teams._records import MootResult, Usage
-from moot.teams._reflection import Reflection, ReflectionConfig, ReflectionResult, ReflectionRound
+from moot.teams._reflection import Reflection, ReflectionConfig, ReflectionResult, ReflectionRound, Revision
 
 __all__ = [
     "FINAL",
@@ -56,6 +56,7 @@ __all__ = [
     "ReflectionConfig",
     "ReflectionResult",
     "ReflectionRound",
+    "Revision",
     "RunInfo",
     "StepRecord",
     "TeamHooks",

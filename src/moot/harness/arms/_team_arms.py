@@ -35,7 +35,7 @@ from moot.harness.jobs._context import MAX_EXPERTS, RowContext
 from moot.harness.suites._items import CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
-from moot.teams import CodeDebate, CodeDebateResult, Debate, DebateResult, Reflection, ReflectionResult
+from moot.teams import CodeDebate, CodeDebateResult, Debate, DebateResult, Reflection, ReflectionResult, Revision
 
 __all__ = ["DebateArm", "ReflectionArm", "TestReflectionArm"]
 
@@ -97,6 +97,9 @@ class TestReflectionSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     rounds: int = Field(default=3, ge=1, le=10)
+    revision: Revision = "continue"
+    """``continue``: revise the draft shown its failing tests; ``fresh``: a new program from the failing tests,
+    shown no draft (see :class:`moot.teams.Reflection`)."""
 
 
 class TestReflectionArm:
@@ -110,7 +113,12 @@ class TestReflectionArm:
 
     @property
     def settings(self) -> Mapping[str, Any]:
-        return self.config.model_dump()
+        """The configuration (the rows' key). ``revision=continue`` is what every row did before the option
+        existed, so it is left out: those rows keep their key."""
+        settings = self.config.model_dump()
+        if settings["revision"] == "continue":
+            del settings["revision"]
+        return settings
 
     def check(self, suite: Suite) -> None:
         if not suite.has_visible_tests:
@@ -124,7 +132,7 @@ class TestReflectionArm:
         generator = ctx.agent(GENERATOR, model_role="generator")
         critic = TestCritic(item.code.visible_tests, limits=SandboxLimits(wall_seconds=20), runner=ctx.sandbox)
         stop = ScoreThreshold(100) | NoImprovement(2) | MaxRounds(self.config.rounds)
-        team = ctx.prepare(Reflection(generator, critic, stop=stop))
+        team = ctx.prepare(Reflection(generator, critic, stop=stop, revision=self.config.revision))
         result = await team.run(task=item.task)
         ctx.note_run(team)
         assert isinstance(result, ReflectionResult)

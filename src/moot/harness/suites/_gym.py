@@ -19,6 +19,7 @@ from moot.roles import NUMBER
 
 __all__ = ["GymScore", "gym_suite"]
 
+
 @dataclass(frozen=True)
 class GymScore:
     """reasoning-gym's ``score_answer`` for one entry (some tasks give partial credit, e.g. knights_knaves)."""
