@@ -293,7 +293,7 @@ def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path,
     suite = tmp_path / "code.jsonl"
     suite.write_text(json.dumps({"id": "double", "stub": stub, "entry_point": "double",
                                  "tests": ["assert double(5) == 10", "assert double(-1) == -2"]}) + "\n")  # fmt: skip
-    drafts = iter([f"```python\ndef double(x):\n    return {body}\n```" for body in ("x + x", "x * 2", "x ** 2")])
+    drafts = iter([f"```python\ndef double(x):\n    return {body}\n```" for body in ("x ** 2", "x * 2", "x ** 2")])
 
     def reply(agent, messages):
         text = messages[-1].content
@@ -306,12 +306,12 @@ def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path,
         "single",
         "self-consistency?k=3",
         "best-of-k-tests?k=3",
+        "reflection-tests?revision=continue",
         "reflection-tests",
-        "reflection-tests?revision=fresh",
     ]
     comparison = run(options(suite, tmp_path / "out", m, arms=arms))
     rows = by_key(comparison.rows)
-    assert rows[("double", "single")].score == 1.0  # x + x
+    assert rows[("double", "single")].score == 0.0  # x ** 2
     sc = rows[("double", "self-consistency?k=3")]
     # samples x * 2, x ** 2, x ** 2: on the probe double(3) they return 6, 9, 9, so the wrong pair outvotes
     assert sc.metrics["vote"] == "execution, vote first" and sc.metrics["groups"] == [2, 1]
@@ -323,13 +323,14 @@ def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path,
     assert build_report(comparison).shared_samples == [
         "self-consistency?k=3 and best-of-k-tests?k=3 share 3 samples (seeds 100-102)"
     ]
-    refl = rows[("double", "reflection-tests")]
-    # x ** 2 fails the visible double(3) == 6, the critic says so, the revision 2 * x passes
+    refl = rows[("double", "reflection-tests?revision=continue")]
+    # The first draft is single's x ** 2 (the same request: from the cache). It fails the visible
+    # double(3) == 6, the critic says so, the revision 2 * x passes.
     assert refl.metrics["visible_tests"] == 1 and refl.rounds == 2 and refl.score == 1.0
-    assert refl.metrics["scores"] == [0, 100] and refl.model_calls == 2
+    assert refl.metrics["scores"] == [0, 100] and (refl.model_calls, refl.billed_calls) == (2, 1)
     assert refl.settings == {"rounds": 3}  # the key its rows had before fresh revisions existed
-    fresh = rows[("double", "reflection-tests?revision=fresh")]
-    # the same first draft (from the cache); the revision is asked for from the failing test, shown no draft
+    fresh = rows[("double", "reflection-tests")]
+    # The same first draft; the revision is asked for from the failing test, shown no draft.
     assert fresh.settings == {"rounds": 3, "revision": "fresh"} and fresh.metrics["scores"] == [0, 100]
     assert fresh.score == 1.0 and (fresh.model_calls, fresh.billed_calls) == (2, 1)
 
