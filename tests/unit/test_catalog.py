@@ -252,6 +252,12 @@ BAD = [
     ),
     (
         "teams/panel.yaml",
+        "name: panel\ndescription: x\ntopology: reflection\nroles: [generator, critic]\n"
+        "termination: max_rounds(2)\noptions:\n  revision: redo\n",
+        "teams/panel.yaml:7: options: revision: Input should be 'continue' or 'fresh'; reflection options: revision",
+    ),
+    (
+        "teams/panel.yaml",
         "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops\n",
         "teams/panel.yaml:5: not valid YAML: expected ',' or ']'",
     ),
@@ -344,6 +350,7 @@ def test_every_team_round_trips_as_a_component(tmp_path):
         for arbiter in (RoleAgent(role("arbiter"), spec), MajorityVote(), WeightedVote()):
             round_trip(Debate(experts, arbiter, options=["a", "b"], stop=parse_stop("consensus | max_rounds(2)")))
         round_trip(Reflection(RoleAgent(role("generator"), spec), RoleAgent(role("critic"), spec)))
+        round_trip(Reflection(RoleAgent(role("generator"), spec), RoleAgent(role("critic"), spec), revision="fresh"))
         round_trip(CodeDebate([RoleAgent(role("generator"), spec, name=n) for n in ("a", "b")], ["assert True"]))
         planner, executor = RoleAgent(role("planner"), spec), RoleAgent(role("executor"), spec)
         round_trip(PlannerExecutor(planner, executor, tools=[*builtin_tools(tmp_path), Tool.from_function(shout)]))
@@ -441,6 +448,15 @@ def test_a_preset_is_built_on_one_spec_as_on_the_command_line(project):
         specs = {agent.name: agent.spec for agent in [*team.experts, team.arbiter]}
         assert specs == {name: cli.spec(name) for name in specs}, how
         assert specs["ops"].temperature == 0.9 and specs["architect"].temperature is None, how
+
+
+def test_a_reflection_team_file_chooses_fresh_revisions(project):
+    write(project / "teams" / "redraft.yaml", "name: redraft\ndescription: x\ntopology: reflection\n"
+          "roles: [generator, critic]\ntermination: max_rounds(3)\noptions:\n  revision: fresh\n")  # fmt: skip
+    model = idle("generator", "critic")
+    with model:
+        team = load_preset("redraft").build(model.spec)
+    assert isinstance(team, Reflection) and team.revision == "fresh"
 
 
 def test_a_preset_refuses_models_it_cannot_read():

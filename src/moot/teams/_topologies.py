@@ -22,7 +22,7 @@ from moot.roles import RoleAgent
 from moot.teams._base import MootTeam
 from moot.teams._debate import Debate
 from moot.teams._planner_executor import PlannerExecutor
-from moot.teams._reflection import Reflection
+from moot.teams._reflection import Reflection, Revision
 from moot.tools import Tool, read_file_tool, run_python_tool, write_file_tool
 
 __all__ = [
@@ -37,6 +37,10 @@ __all__ = [
 
 class ReflectionOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    revision: Revision = "continue"
+    """``continue``: revise the latest draft shown its critique; ``fresh``: a new answer from the critiques,
+    shown no draft (better for small models with a test critic: see :class:`moot.teams.Reflection`)."""
 
 
 class DebateOptions(BaseModel):
@@ -101,7 +105,12 @@ class ReflectionTopology(Topology[ReflectionOptions]):
     @classmethod
     def build(cls, parts: TeamParts, options: ReflectionOptions) -> MootTeam:
         return Reflection(
-            parts.agents[0], parts.agents[1:], stop=parts.stop, name=parts.name, description=parts.description
+            parts.agents[0],
+            parts.agents[1:],
+            stop=parts.stop,
+            revision=options.revision,
+            name=parts.name,
+            description=parts.description,
         )
 
 
