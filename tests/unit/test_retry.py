@@ -183,6 +183,33 @@ async def test_a_cancelled_call_is_not_retried():
     assert sleeps == []
 
 
+class CancelsItsCaller(ScriptedClient):
+    """Replies at once, having asked for its caller's task to be cancelled: Ctrl-C arriving as a reply lands."""
+
+    caller: asyncio.Task[object] | None = None
+
+    async def create(self, messages, **kwargs) -> CreateResult:  # type: ignore[override]
+        assert self.caller is not None
+        asyncio.get_running_loop().call_soon(self.caller.cancel)
+        return await super().create(messages, **kwargs)
+
+
+async def test_a_cancel_that_meets_a_finished_reply_is_not_lost():
+    """asyncio.wait_for of Python 3.11 returns the reply and drops a cancel that arrives as the reply completes
+    (fixed in 3.12): a Ctrl-C that met a reply let the run go on to its end and exit 0."""
+    inner = CancelsItsCaller(deque(["ok"]), agent="model")  # type: ignore[arg-type]
+    client = RetryingClient(inner, deadline=30.0)
+
+    async def call_then_continue() -> None:
+        await client.create(PROMPT)
+        await asyncio.sleep(0)  # the next await of the caller must see the cancel
+
+    task = asyncio.ensure_future(call_then_continue())
+    inner.caller = task
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
 # ------------------------------------------------------------------ streaming
 class ChunkThenFault(ScriptedClient):
     """Streams one chunk, then fails with the next scripted reply if it is an exception."""

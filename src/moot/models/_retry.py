@@ -179,7 +179,10 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
             attempt += 1
             self.attempts += 1
             try:
-                return await asyncio.wait_for(request.send(self.inner), self.deadline)
+                # Not asyncio.wait_for: on Python 3.11 it drops a cancel that arrives as the reply completes
+                # (a Ctrl-C would go unheard); asyncio.timeout runs the call in this task and loses none.
+                async with asyncio.timeout(self.deadline):
+                    return await request.send(self.inner)
             except Exception as exc:
                 kind = transient_kind(exc)
                 if kind is None:
