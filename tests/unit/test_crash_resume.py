@@ -32,8 +32,15 @@ def moot(store: Path, *args: str, delay: float = 0.1, rounds: int = 4) -> subpro
         "COLUMNS": "120",
     }  # fmt: skip
     return subprocess.Popen(
-        [sys.executable, "-m", "moot", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+        [sys.executable, "-m", "moot", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_hear_ctrl_c,
+    )  # fmt: skip
+
+
+def _hear_ctrl_c() -> None:
+    """The child hears SIGINT as a terminal's Ctrl-C, even when the suite was started in the background: a shell
+    starts background jobs with SIGINT ignored, Python keeps an ignored SIGINT, and moot then (rightly) runs on."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def transcript(store: Path, run_id: str) -> list[tuple[str, str, str]]:
