@@ -147,6 +147,12 @@ def test_holm_adjusts_step_down_and_keeps_order():
     assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
 
 
+def test_holm_leaves_untested_pairs_out_of_the_family():
+    adjusted = holm([math.nan, 0.01, math.nan, 0.04, 0.03])
+    assert math.isnan(adjusted[0]) and math.isnan(adjusted[2])
+    assert adjusted[1::2] == pytest.approx([0.03, 0.06]) and adjusted[4] == pytest.approx(0.06)
+
+
 def test_matched_k_rounds_the_debate_mean_half_up():
     assert matched_k([3, 6]) == 5  # 4.5 -> 5
     assert matched_k([3, 3, 4]) == 3

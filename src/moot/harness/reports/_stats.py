@@ -257,12 +257,15 @@ def compare_paired(
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (family-wise error), in the input order."""
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [1.0] * len(p_values)
+    """Holm's step-down adjusted p-values (family-wise error), in the input order. A NaN (a pair with no test,
+    such as an arm with no rows yet) is not in the family and stays NaN: ordered among the others, it made
+    every larger p-value 1."""
+    tested = [i for i, p in enumerate(p_values) if not math.isnan(p)]
+    order = sorted(tested, key=lambda i: p_values[i])
+    adjusted = [math.nan] * len(p_values)
     running = 0.0
     for rank, index in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
+        running = max(running, min(1.0, (len(tested) - rank) * p_values[index]))
         adjusted[index] = running
     return adjusted
 
