@@ -15,7 +15,7 @@ import sys
 
 from moot.errors import ConfigError, MootError
 
-__all__ = ["EXTRAS", "MissingExtraError", "install_command", "require"]
+__all__ = ["EXTRAS", "MissingExtraError", "needs_extra", "require"]
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     "local": ("llama_cpp", "llguidance"),
@@ -36,9 +36,14 @@ class MissingExtraError(ConfigError, ImportError):
     """
 
 
-def install_command(extra: str) -> str:
+def _install_command(extra: str) -> str:
     """How to install ``extra``, from PyPI and from a clone."""
     return f"pip install 'moot[{extra}]' (from a clone: pip install -e '.[{extra}]')"
+
+
+def needs_extra(feature: str, extra: str, what_is_missing: str) -> str:
+    """The one-line refusal of ``feature`` without ``extra``, saying what is missing and how to install it."""
+    return f"{feature} needs the '{extra}' extra ({what_is_missing}): {_install_command(extra)}"
 
 
 def require(extra: str, feature: str, error: type[MootError] = MissingExtraError) -> None:
@@ -46,9 +51,7 @@ def require(extra: str, feature: str, error: type[MootError] = MissingExtraError
     feature's callers expect (the embedded model's is ``ModelUnavailableError``)."""
     missing = _missing(extra)
     if missing:
-        raise error(
-            f"{feature} needs the '{extra}' extra ({', '.join(missing)} not installed): {install_command(extra)}"
-        )
+        raise error(needs_extra(feature, extra, f"{', '.join(missing)} not installed"))
 
 
 def _missing(extra: str) -> tuple[str, ...]:

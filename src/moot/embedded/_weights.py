@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 import platformdirs
 
-from moot._extras import install_command
+from moot._extras import needs_extra
 from moot.errors import ModelUnavailableError
 
 __all__ = [
@@ -116,8 +116,7 @@ def _installed(pinned: _Pinned) -> Chunk:
         distribution = importlib.metadata.distribution(pinned.distribution)
     except importlib.metadata.PackageNotFoundError:
         raise ModelUnavailableError(
-            f"the embedded model needs the 'local' extra (package {pinned.distribution} is missing): "
-            f"{install_command('local')}"
+            needs_extra("the embedded model", "local", f"package {pinned.distribution} is missing")
         ) from None
     for file in distribution.files or ():
         if file.as_posix() == pinned.file:

@@ -21,7 +21,18 @@ from moot.harness.suites._items import Item, Suite
 from moot.harness.suites._selectors import parse_spec
 from moot.roles import RoleAgent
 
-__all__ = ["ARM_FORMS", "Arm", "Attempt", "Reply", "arm_settings", "ask", "build_arm", "known_arms", "register_arm"]
+__all__ = [
+    "ARM_FORMS",
+    "Arm",
+    "Attempt",
+    "Reply",
+    "arm_settings",
+    "ask",
+    "build_arm",
+    "key_settings",
+    "known_arms",
+    "register_arm",
+]
 
 ARM_FORMS = "NAME[?key=value&...], e.g. single, self-consistency?k=7, debate?experts=3&rounds=2&arbiter=llm"
 
@@ -93,6 +104,16 @@ def arm_settings(model: type[Settings], name: str, options: Mapping[str, str]) -
         where = ".".join(str(p) for p in first["loc"]) or "options"
         valid = ", ".join(f"{k} (default {f.default})" for k, f in model.model_fields.items()) or "none"
         raise ConfigError(f"arm {name!r}: {where}: {first['msg']}; valid options: {valid}") from None
+
+
+def key_settings(config: BaseModel, **before: object) -> dict[str, Any]:
+    """``config`` as its rows' key, leaving out each option (a keyword of ``before``) set to the value every row
+    had before that option existed, so those rows keep the key they were stored under."""
+    settings = config.model_dump()
+    for option, old in before.items():
+        if settings[option] == old:
+            del settings[option]
+    return settings
 
 
 @dataclass(frozen=True)

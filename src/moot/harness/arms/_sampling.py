@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, register_arm
+from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, key_settings, register_arm
 from moot.harness.arms._prompts import ShortAnswer, solver
 from moot.harness.arms._vote import Selection, select_programs, vote_answers
 from moot.harness.jobs._context import RowContext
@@ -110,10 +110,7 @@ class SelfConsistency:
     def settings(self) -> Mapping[str, Any]:
         """The configuration (the rows' key). ``samples=debate`` is what every row drew before the option
         existed, so it is left out: those rows keep their key and are found as what they are."""
-        settings = self.config.model_dump()
-        if settings["samples"] == "debate":
-            del settings["samples"]
-        return settings
+        return key_settings(self.config, samples="debate")
 
     def with_k(self, k: int) -> SelfConsistency:
         """This arm with ``k`` samples (``--k``, ``--compute-matched``), every other setting kept."""

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from moot.arbiters import Arbiter, MajorityVote, RoundsVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Attempt, arm_settings, register_arm
+from moot.harness.arms._arm import Attempt, arm_settings, key_settings, register_arm
 from moot.harness.arms._prompts import SHORT_DEBATER, solver
 from moot.harness.arms._sampling import answer_from_draft
 from moot.harness.jobs._context import MAX_EXPERTS, RowContext
@@ -119,10 +119,7 @@ class TestReflectionArm:
     def settings(self) -> Mapping[str, Any]:
         """The configuration (the rows' key). ``revision=continue`` is what every row did before the option
         existed, so it is left out: those rows keep their key."""
-        settings = self.config.model_dump()
-        if settings["revision"] == "continue":
-            del settings["revision"]
-        return settings
+        return key_settings(self.config, revision="continue")
 
     def check(self, suite: Suite) -> None:
         if not suite.has_visible_tests:
