@@ -206,3 +206,30 @@ def test_report_only_with_no_finished_row_of_these_arms_is_one_line(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == files
     again = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out), "--report-only")
     assert again.exit_code == 0 and "single" in again.output
+
+
+def test_a_cache_only_rerun_says_what_it_reproduced_and_a_miss_exits_3(tmp_path):
+    suite = write_sums(tmp_path / "sums.jsonl", 2)
+    model = PromptModel("cli-cache-only", arithmetic()).register()
+    out = tmp_path / "out"
+    try:
+        first = invoke(str(suite), "--arms", "single", "--model", model.spec, "--out", str(out))
+        assert first.exit_code == 0, first.output
+        model.calls = 0
+        replay = invoke(str(suite), "--arms", "single", "--model", model.spec, "--out", str(out), "--rerun",
+                        "--cache-only")  # fmt: skip
+        more = invoke(str(suite), "--arms", "single,debate", "--model", model.spec, "--out", str(out),
+                      "--cache-only")  # fmt: skip
+    finally:
+        model.unregister()
+    assert model.calls == 0
+    assert replay.exit_code == 0, replay.output
+    assert (
+        "replay: 2 rows reproduced from the cache exactly, 0 recomputed with a different result or with new "
+        "calls, 0 missed the cache; 0 billed model calls" in replay.stdout.replace("\n", " ")
+    )
+    assert more.exit_code == 3, more.output  # debate was never run, so the cache cannot answer it
+    assert (
+        "2 rows needed a call the cache does not hold and were left as they were; run without --cache-only"
+        in more.stderr.replace("\n", " ")
+    )

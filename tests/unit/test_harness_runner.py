@@ -656,3 +656,56 @@ def test_debate_experts_take_one_temperature_each_when_given_one_per_expert():
     for bad, says in (("0/0.7", "one per expert (3)"), ("0/2.5/1", "between 0 and 2"), ("hot", "valid number")):
         with pytest.raises(ConfigError, match=re.escape(says)):
             DebateArm({"temperature": bad})
+
+
+def test_a_cache_only_replay_reproduces_every_row_with_no_call(sums, tmp_path, model):
+    out = tmp_path / "out"
+    m = model(wrong={1})
+    first = run(options(sums, out, m))
+    m.fail_after, m.calls = 0, 0  # the endpoint is gone: any call that reached it would fail its row
+    replay = run(options(sums, out, m, rerun=True, cache_only=True))
+    assert m.calls == 0 and replay.meter.billed_calls == 0 and replay.missed == 0 and replay.failed == 0
+    assert replay.computed == replay.replayed == 16 and replay.meter.calls == first.meter.calls
+    assert all(r.metrics.pop("replayed_at") for r in replay.rows)
+    assert by_key(replay.rows) == by_key(first.rows)
+
+
+def test_cache_only_leaves_a_row_the_cache_cannot_answer_as_it_was(sums, tmp_path, model):
+    out = tmp_path / "out"
+    m = model()
+    first = run(options(sums, out, m, arms=["single"]))
+    m.calls = 0
+    # an empty cache: every stored row stays as it was, and an arm never run gets no row at all
+    empty = run(options(sums, out, m, arms=["single", "debate"], rerun=True, cache_only=True, cache=tmp_path / "c"))
+    assert m.calls == 0 and empty.missed == 8 and empty.computed == empty.failed == 0
+    assert by_key(empty.rows) == by_key(first.rows)  # no debate row, and the single rows untouched
+    # a resumed (not rerun) cache-only run computes only the missing debate rows, and misses them too
+    resumed = run(options(sums, out, m, arms=["single", "debate"], cache_only=True))
+    assert resumed.reused == 4 and resumed.missed == 4 and m.calls == 0
+
+
+def test_cache_only_needs_no_installed_model(sums, tmp_path, monkeypatch):
+    from moot.models import _providers
+
+    def absent(*args, **kwargs):
+        raise AssertionError("a cache-only run must not check, load or build the embedded model")
+
+    monkeypatch.setattr(_providers, "require_installed", absent)
+    monkeypatch.setattr(_providers, "shared_engine", absent)
+    opts = CompareOptions(suite=str(sums), arms=["single", "debate"], models=["local"], out=tmp_path / "out",
+                          cache_only=True)  # fmt: skip
+    comparison = run(opts)
+    assert comparison.missed == 8 and comparison.computed == 0 and comparison.meter.billed_calls == 0
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"use_cache": False}, "--cache-only answers every call from the cache and --no-cache uses none"),
+        ({"report_only": True}, "--report-only runs nothing, so --cache-only has no call to answer"),
+    ],
+)
+def test_cache_only_refuses_flags_that_contradict_it(sums, tmp_path, model, flags, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        run(options(sums, tmp_path / "out", model(), cache_only=True, **flags))
+    assert not (tmp_path / "out").exists()

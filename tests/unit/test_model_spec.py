@@ -201,3 +201,37 @@ def test_local_spec_with_unknown_model_names_the_embedded_one():
         ModelSpec.parse("local:tiny-llama").client()
     assert "unknown local model 'tiny-llama'" in str(info.value)
     assert "'qwen2.5-coder-0.5b-instruct-q4_k_m'" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "openai:gpt-4o-mini",
+        "openai:gpt-4o@0.7?seed=3",
+        QWEN,
+        QWEN + "&response_format=json_object",
+        QWEN + "&response_format=json_schema",
+        "scripted:deterministic",
+    ],
+)
+def test_client_info_is_what_the_built_client_reports(monkeypatch, text):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    spec = ModelSpec.parse(text)
+    assert spec.client_info() == spec.client().model_info
+
+
+def test_client_info_needs_no_key_and_refuses_a_spec_the_client_would(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert ModelSpec.parse("openai:gpt-4o-mini").client_info()["structured_output"] is True
+    with pytest.raises(ConfigError, match=r"add \?base_url="):
+        ModelSpec.parse("openai:my-own-model").client_info()
+    with pytest.raises(ConfigError, match="names no model"):
+        ModelSpec.parse("openai").client_info()
+
+
+def test_the_embedded_models_info_loads_nothing(monkeypatch):
+    from moot.models import _providers
+    from moot.models._embedded_client import EMBEDDED_MODEL_INFO
+
+    monkeypatch.setattr(_providers, "shared_engine", lambda *a: pytest.fail("the engine was loaded"))
+    assert ModelSpec.parse("local@0.7?seed=1").client_info() == EMBEDDED_MODEL_INFO

@@ -135,6 +135,14 @@ def compare(
     rerun: Annotated[
         bool, typer.Option("--rerun", help="Recompute finished rows too (a replay, through the cache).")
     ] = False,
+    cache_only: Annotated[
+        bool,
+        typer.Option(
+            "--cache-only",
+            help="Call no model (none is loaded): every call comes from the cache, and a row the cache cannot "
+            "answer is left as it was. With --rerun: check that the report replays with zero billed calls.",
+        ),
+    ] = False,
     report_only: Annotated[
         bool, typer.Option("--report-only", help="Run nothing: report the rows finished so far.")
     ] = False,
@@ -163,7 +171,7 @@ def compare(
         options = CompareOptions(
             suite=suite, arms=[a.strip() for a in arms.split(",") if a.strip()], models=model, concurrency=concurrency,
             out=out or default_out(suite), k=k, compute_matched=compute_matched, cache=cache, use_cache=not no_cache,
-            rerun=rerun, report_only=report_only, rescore=rescore, seed=seed, executor=executor,
+            rerun=rerun, cache_only=cache_only, report_only=report_only, rescore=rescore, seed=seed, executor=executor,
             ray_address=ray_address, ray_cpus_per_job=ray_cpus_per_job,
         )  # fmt: skip
         runner = prepare_comparison(options)  # all bad input is refused here, before any output
@@ -181,6 +189,25 @@ def compare(
     for note in tables(report).notes[:1]:
         out_console.print(note, soft_wrap=True)
     out_console.print(f"report: {files.markdown}  {files.html}  plot: {files.plot}  results: {comparison.results_path}")
+    if options.rerun:
+        out_console.print(replay_line(comparison), soft_wrap=True)
+    if comparison.missed:
+        err_console.print(
+            f"{comparison.missed} rows needed a call the cache does not hold and were left as they were; "
+            "run without --cache-only to compute them"
+        )
     if comparison.failed:
         err_console.print(f"{comparison.failed} rows failed; run the same command again to retry them")
+    if comparison.failed or comparison.missed:
         raise typer.Exit(PARTIAL)
+
+
+def replay_line(comparison: Comparison) -> str:
+    """What a ``--rerun`` did: rows reproduced from the cache as they were, rows that came out otherwise, and the
+    calls that reached a model (zero when the cache held every call)."""
+    differ = comparison.computed - comparison.replayed
+    return (
+        f"replay: {comparison.replayed} rows reproduced from the cache exactly, {differ} recomputed with a "
+        f"different result or with new calls, {comparison.missed} missed the cache; "
+        f"{comparison.meter.billed_calls} billed model calls"
+    )

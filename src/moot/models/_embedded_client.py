@@ -31,9 +31,9 @@ from moot.models._whole_reply import WholeReplyStream
 if TYPE_CHECKING:
     from moot.embedded import EmbeddedEngine
 
-__all__ = ["EmbeddedClient"]
+__all__ = ["EMBEDDED_MODEL_INFO", "EmbeddedClient"]
 
-_MODEL_INFO = ModelInfo(
+EMBEDDED_MODEL_INFO = ModelInfo(
     vision=False, function_calling=False, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
 )
 _EVENTS = logging.getLogger(EVENT_LOGGER_NAME)
@@ -140,7 +140,7 @@ class EmbeddedClient(WholeReplyStream):
 
     @property
     def model_info(self) -> ModelInfo:
-        return _MODEL_INFO
+        return EMBEDDED_MODEL_INFO
 
 
 def _chat_message(message: LLMMessage) -> dict[str, str]:

@@ -44,6 +44,12 @@ def api_key(spec: ModelSpec) -> str:
 def check_openai(spec: ModelSpec) -> str:
     """Refuse a spec without a model name, with a response_format but no server, or without its key; return the
     key."""
+    _check_form(spec)
+    return api_key(spec)
+
+
+def _check_form(spec: ModelSpec) -> None:
+    """Refuse a spec without a model name, or with a response_format but no server."""
     if spec.model is None:
         raise ConfigError(f"model spec {spec} names no model; use e.g. openai:gpt-4o-mini")
     if spec.response_format is not None and spec.base_url is None:
@@ -51,7 +57,6 @@ def check_openai(spec: ModelSpec) -> str:
             f"model spec {spec}: response_format is for a served model (add ?base_url=http://HOST:PORT/v1); "
             "OpenAI itself is sent the reply schema by AutoGen's structured output"
         )
-    return api_key(spec)
 
 
 def openai_client(spec: ModelSpec) -> ChatCompletionClient:
@@ -70,15 +75,31 @@ def openai_client(spec: ModelSpec) -> ChatCompletionClient:
         kwargs["temperature"] = spec.temperature
     if spec.seed is not None:
         kwargs["seed"] = spec.seed
+    client = _autogen_client(spec, key, **kwargs)
+    return ServedClient(client, spec) if _sends_schema(spec) else client
+
+
+def openai_model_info(spec: ModelSpec) -> ModelInfo:
+    """What :func:`openai_client` would report as ``model_info``, with no key and no connection: AutoGen's
+    table for a model of OpenAI's, or what a served model is assumed to do."""
+    _check_form(spec)
+    if spec.base_url is None:
+        return _autogen_client(spec, "unused: this client makes no call").model_info
+    return {**_SERVED_MODEL_INFO, "structured_output": True} if _sends_schema(spec) else _SERVED_MODEL_INFO
+
+
+def _sends_schema(spec: ModelSpec) -> bool:
+    """A served model is sent each reply's schema (:class:`ServedClient`) unless its spec asks for plain JSON."""
+    return spec.base_url is not None and spec.response_format != "json_object"
+
+
+def _autogen_client(spec: ModelSpec, key: str, **kwargs: object) -> OpenAIChatCompletionClient:
+    """AutoGen's client (building it connects nowhere); an unknown model without a server is bad input."""
     if spec.base_url is not None:
-        kwargs["base_url"] = spec.base_url
-        kwargs["model_info"] = _SERVED_MODEL_INFO
+        kwargs = {"base_url": spec.base_url, "model_info": _SERVED_MODEL_INFO, **kwargs}
     try:
-        client = OpenAIChatCompletionClient(model=spec.model, api_key=key, **kwargs)  # type: ignore[arg-type]
+        return OpenAIChatCompletionClient(model=spec.model, api_key=key, **kwargs)  # type: ignore[arg-type]
     except ValueError as exc:  # AutoGen: unknown model name without model_info
         raise ConfigError(
             f"model spec {spec}: {exc}; for a self-hosted model add ?base_url=http://HOST:PORT/v1"
         ) from None
-    if spec.base_url is None or spec.response_format == "json_object":
-        return client
-    return ServedClient(client, spec)

@@ -7,7 +7,7 @@ its clients, so naming the ``local`` provider loads no engine.
 
 from __future__ import annotations
 
-from autogen_core.models import ChatCompletionClient
+from autogen_core.models import ChatCompletionClient, ModelInfo
 
 from moot.embedded import DEFAULT_MODEL, model_path, require_installed, shared_engine
 from moot.errors import ConfigError, ModelUnavailableError
@@ -25,6 +25,12 @@ def _local(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
     return EmbeddedClient(shared_engine(model_path()), spec)
 
 
+def _local_info(spec: ModelSpec) -> ModelInfo:
+    from moot.models._embedded_client import EMBEDDED_MODEL_INFO
+
+    return EMBEDDED_MODEL_INFO
+
+
 def _check_local(spec: ModelSpec) -> None:
     """Refuse an unknown local model name or a missing ``[local]`` extra, without loading anything."""
     if spec.model not in (None, DEFAULT_MODEL):
@@ -38,6 +44,12 @@ def _openai(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
     from moot.models._openai import openai_client
 
     return openai_client(spec)
+
+
+def _openai_info(spec: ModelSpec) -> ModelInfo:
+    from moot.models._openai import openai_model_info
+
+    return openai_model_info(spec)
 
 
 def _check_openai(spec: ModelSpec) -> None:
@@ -67,6 +79,6 @@ def _check_scripted(spec: ModelSpec) -> None:
     scripted_model(spec)
 
 
-register_provider("local", _local, _check_local, runs_here=True)
-register_provider("openai", _openai, _check_openai)
+register_provider("local", _local, _check_local, runs_here=True, info=_local_info)
+register_provider("openai", _openai, _check_openai, info=_openai_info)
 register_provider("scripted", _scripted, _check_scripted, retried=False, runs_here=True)

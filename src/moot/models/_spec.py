@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
-from autogen_core.models import ChatCompletionClient
+from autogen_core.models import ChatCompletionClient, ModelInfo
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from moot.errors import ConfigError
@@ -210,6 +210,11 @@ class ModelSpec(BaseModel):
         """
         return build_client(self, agent)
 
+    def client_info(self) -> ModelInfo:
+        """What this spec's client reports as ``model_info``, without loading weights or connecting anywhere
+        (for providers that say; any other builds its client and asks it)."""
+        return model_info_of(self)
+
     def check(self) -> None:
         """Refuse (ConfigError) a spec whose client cannot be built here, without building it: the extra is
         missing, the key is unset, the script is unknown. Loads nothing and connects nowhere."""
@@ -240,6 +245,10 @@ class Provider:
     """The model runs in this process (the embedded and scripted models): it costs nothing unless a spec names a
     price, and a call has no deadline unless a spec sets one. A provider that calls a server (every registered
     provider unless it says otherwise) has an unknown price and the network deadline by default."""
+    info: Callable[[ModelSpec], ModelInfo] | None = None
+    """What the spec's client reports as ``model_info``, found without loading or connecting anything; None
+    builds the client and asks it. A replay from a call cache needs it: an agent asks a model that reports
+    ``structured_output`` for a reply schema, and the schema is part of the cache key."""
 
 
 _PROVIDERS: dict[str, Provider] = {}
@@ -252,6 +261,7 @@ def register_provider(
     *,
     retried: bool = True,
     runs_here: bool = False,
+    info: Callable[[ModelSpec], ModelInfo] | None = None,
 ) -> None:
     """Make ``NAME[:MODEL]`` specs build their clients with ``build``; a name registered again is replaced.
 
@@ -260,7 +270,7 @@ def register_provider(
     """
     if not _NAME.match(name):
         raise ConfigError(f"bad provider name {name!r}: lowercase letters, digits, '_' and '-', starting with a letter")
-    _PROVIDERS[name] = Provider(build, check, retried, runs_here)
+    _PROVIDERS[name] = Provider(build, check, retried, runs_here, info)
 
 
 def unregister_provider(name: str) -> None:
@@ -286,6 +296,12 @@ def build_client(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
     if not chosen.retried:
         return client
     return RetryingClient(client, model=_label(spec), deadline=spec.effective_timeout)
+
+
+def model_info_of(spec: ModelSpec) -> ModelInfo:
+    """What ``spec``'s client reports as ``model_info``, without building it where its provider can say."""
+    chosen = provider(spec.effective_provider)
+    return chosen.info(spec) if chosen.info is not None else chosen.build(spec, None).model_info
 
 
 def check_available(spec: ModelSpec) -> None:

@@ -24,16 +24,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from autogen_core.models import ChatCompletionClient, CreateResult
+from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, ModelInfo, RequestUsage
+from autogen_core.tools import Tool, ToolSchema
 
+from moot.errors import MootError
 from moot.models import DelegatingClient, Meter, ModelSpec, Request, WholeReplyStream
 
-__all__ = ["CallCache", "ClientFactory", "EndpointLimits", "endpoint_of", "spec_label"]
+__all__ = ["CacheMissError", "CacheOnly", "CallCache", "ClientFactory", "EndpointLimits", "endpoint_of", "spec_label"]
 
 BaseClientFactory = Callable[[ModelSpec, str], ChatCompletionClient]
 
@@ -84,6 +86,57 @@ class _Limited(_Delegating):
     async def _complete(self, request: Request) -> CreateResult:
         async with self.limit:
             return await super()._complete(request)
+
+
+class CacheMissError(MootError):
+    """A call of a cache-only comparison (``--cache-only``) that the cache could not answer: its row fails."""
+
+
+class CacheOnly:
+    """The base client factory of a cache-only comparison: clients that answer nothing, so every call must
+    come from the cache, which sits above them; no weights are loaded and no endpoint is contacted.
+
+    Each client reports the ``model_info`` the spec's real client would (:meth:`ModelSpec.client_info`):
+    agents shape their requests by it, and so the cache keys. A class, not a closure, so Ray can send it.
+    """
+
+    def __call__(self, spec: ModelSpec, agent: str) -> ChatCompletionClient:
+        return _Refusing(spec, agent)
+
+
+class _Refusing(WholeReplyStream):
+    def __init__(self, spec: ModelSpec, agent: str) -> None:
+        self.spec, self.agent = spec, agent
+        self.info = spec.client_info()
+
+    async def _complete(self, request: Request) -> CreateResult:
+        raise CacheMissError(
+            f"--cache-only: a call of {self.agent} ({spec_label(self.spec)}) is not in the cache; run without "
+            "--cache-only to make it"
+        )
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self.info
+
+    async def close(self) -> None:
+        """Nothing was opened."""
+
+    def actual_usage(self) -> RequestUsage:
+        return RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+    def total_usage(self) -> RequestUsage:
+        return RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        raise self._no_tokenizer()
+
+    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        raise self._no_tokenizer()
+
+    def _no_tokenizer(self) -> CacheMissError:
+        """Loud, not a guess: a made-up count could change what is sent, and so what the cache is asked."""
+        return CacheMissError(f"--cache-only: {self.agent} asked to count tokens, which needs the model itself")
 
 
 class EndpointLimits:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from moot._redact import redact
 from moot.errors import ConfigError
-from moot.harness.jobs._calls import ClientFactory
+from moot.harness.jobs._calls import CacheMissError, ClientFactory
 from moot.harness.jobs._context import RowContext
 from moot.harness.jobs._provenance import code_version, machine
 from moot.harness.jobs._results import ResultRow
@@ -65,6 +65,8 @@ class RowOutcome:
     meter: Meter = field(default_factory=Meter)
     """The arm's and the scorer's calls together (the comparison's running total)."""
     fatal: str | None = None
+    missed: bool = False
+    """A cache-only row stopped by a call the cache lacked (:class:`CacheMissError`): not recorded."""
 
 
 async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, trace_dir: Path | None) -> RowOutcome:
@@ -72,7 +74,7 @@ async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, 
     meter, scoring = Meter(), Meter()
     ctx = RowContext(job.models, clients, meter, seed=job.seed, sandbox=sandbox, trace_dir=trace_dir)
     row = job.blank_row()
-    fatal = None
+    fatal, missed = None, False
     start, seconds = time.perf_counter(), 0.0
     try:
         attempt = await job.arm.solve(job.item, ctx)
@@ -89,12 +91,15 @@ async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, 
         })  # fmt: skip
     except ConfigError as exc:
         fatal = str(exc)
+    except CacheMissError as exc:
+        missed = True
+        row = row.model_copy(update={"status": "error", "error": str(exc)})
     except Exception as exc:  # one row's failure must not sink the comparison; it is retried next run
         detail = "".join(traceback.format_exception_only(exc)).strip()
         row = row.model_copy(update={"status": "error", "error": (redact(detail) or "")[:2000]})
     seconds = seconds or time.perf_counter() - start
     row = row.model_copy(update=_usage(meter, scoring, seconds, ctx.trace_ids))
-    return RowOutcome(row, meter + scoring, fatal)
+    return RowOutcome(row, meter + scoring, fatal, missed)
 
 
 def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> dict[str, Any]:

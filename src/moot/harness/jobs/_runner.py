@@ -31,7 +31,7 @@ from moot._extras import require
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Arm, build_arm
 from moot.harness.arms._sampling import SelfConsistency
-from moot.harness.jobs._calls import BaseClientFactory, ClientFactory, EndpointLimits, endpoint_of
+from moot.harness.jobs._calls import BaseClientFactory, CacheOnly, ClientFactory, EndpointLimits, endpoint_of
 from moot.harness.jobs._context import MODEL_ROLES, RowContext
 from moot.harness.jobs._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness.jobs._jobs import Job, RowOutcome
@@ -83,6 +83,10 @@ class CompareOptions(BaseModel):
     use_cache: bool = True
     rerun: bool = False
     """Recompute finished rows too (through the cache: a replay)."""
+    cache_only: bool = False
+    """Call no model: every call must come from the cache (no weights are loaded, no endpoint is contacted). A row
+    that needs a call the cache lacks fails and is not recorded: a finished row stays as it was. With ``rerun``,
+    the check that a report replays with zero billed calls."""
     report_only: bool = False
     """Compute nothing: report the rows already finished (e.g. while another process is still running)."""
     rescore: bool = False
@@ -122,6 +126,8 @@ class Comparison:
     replayed: int = 0
     """Of the computed rows: recomputed (``rerun``) entirely from the cache, matching the stored row."""
     failed: int = 0
+    missed: int = 0
+    """Rows a cache-only comparison could not compute: a call they needed was not in the cache (not recorded)."""
     meter: Meter = field(default_factory=Meter)
     """Calls made by this invocation (arms and scoring): billed_calls == 0 on a replay."""
     matched_k: int | None = None
@@ -197,6 +203,7 @@ class PreparedComparison:
         self.labels = _model_labels(self.models)
         self.arms = _arms(options, self.suite)
         self.progress = progress
+        base = CacheOnly() if options.cache_only else base  # (no model is built, so none need be installed)
         specs = list(dict.fromkeys(self.models.spec(name) for name in MODEL_ROLES))
         if base is None and options.executor == "local" and not options.report_only:
             for spec in specs:  # (Ray workers may hold extras and keys the driver lacks; a report calls nothing)
@@ -311,6 +318,11 @@ class PreparedComparison:
         """Record one outcome: the only place rows are written, whichever executor computed them."""
         if outcome.fatal is not None:
             raise ConfigError(outcome.fatal)
+        self.result.meter += outcome.meter
+        if outcome.missed:  # cache-only: a row the cache could not compute is not recorded
+            self.result.missed += 1
+            self.progress.advance(outcome.row)
+            return
         row = outcome.row
         old = self._replayed(row)
         if old is not None:
@@ -320,7 +332,6 @@ class PreparedComparison:
         self.store.put(row)
         self.result.computed += row.status == "done"
         self.result.failed += row.status == "error"
-        self.result.meter += outcome.meter
         self.progress.advance(row)
 
     def _replayed(self, row: ResultRow) -> ResultRow | None:
@@ -341,6 +352,10 @@ def _check_flags(options: CompareOptions) -> None:
         raise ConfigError("--rescore scores the stored answers again and runs nothing: give it with --report-only")
     if options.report_only and options.rerun:
         raise ConfigError("--report-only runs nothing and --rerun recomputes every row; give one of them")
+    if options.cache_only and not options.use_cache:
+        raise ConfigError("--cache-only answers every call from the cache and --no-cache uses none; give one of them")
+    if options.cache_only and options.report_only:
+        raise ConfigError("--report-only runs nothing, so --cache-only has no call to answer; give one of them")
     if options.report_only and not (options.out / RESULTS_FILE).is_file():
         raise ConfigError(
             f"--report-only: {options.out} holds no results yet ({RESULTS_FILE} is missing); run the comparison "
