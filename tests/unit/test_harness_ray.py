@@ -100,6 +100,12 @@ def test_a_ray_sweep_resumes_and_replays_from_the_cache_with_zero_calls(local_ra
     assert replay.replayed == 8 and replay.meter.billed_calls == 0 and replay.meter.calls == first.meter.calls > 0
     local_replay, _ = sweep(options(sums, out, m, arms=["single", "debate"], rerun=True))  # the same cache, locally
     assert local_replay.replayed == 8 and local_replay.meter.billed_calls == 0
+    checked, _ = sweep(options(sums, out, m, arms=["single", "debate"], executor="ray", rerun=True, cache_only=True))
+    assert checked.replayed == 8 and checked.missed == 0
+    empty = options(sums, out, m, arms=["single", "debate"], executor="ray", rerun=True, cache_only=True,
+                    cache=tmp_path / "empty")  # fmt: skip
+    missed, _ = sweep(empty)  # the workers' clients refuse too: with no cache, nothing is answered
+    assert missed.missed == 8 and missed.computed == 0
 
 
 def test_calls_are_bounded_per_endpoint_across_ray_workers(local_ray, tmp_path, model):
