@@ -82,6 +82,15 @@ def test_failed_asserts_report_got_versus_expected(test, message):
     assert (only.outcome, only.message) == (Outcome.FAILED, message)
 
 
+def test_a_test_that_draws_random_inputs_fails_the_same_way_on_every_run():
+    code = "def shout(s):\n    return s.upper() if len(s) < 5 else s\n"
+    draw = "import random\ns = ''.join(random.choice('abc') for _ in range(8))\nassert shout(s) == s.upper()"
+    first, second = run(code, draw, draw), run(code, draw, draw)
+    details = [t.message for t in first.tests]
+    assert outcomes(first) == ["failed", "failed"] and details == [t.message for t in second.tests]
+    assert details[0] != details[1]  # each test has its own draw, and it is the same on every run
+
+
 def test_both_sides_of_an_assert_are_evaluated_once_in_order():
     code = "calls = []\ndef f(x):\n    calls.append(x)\n    return x\n"
     result = run(code, "assert f(1) == f(2)", "assert calls == [1, 2]")
