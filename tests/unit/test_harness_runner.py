@@ -709,3 +709,13 @@ def test_cache_only_refuses_flags_that_contradict_it(sums, tmp_path, model, flag
     with pytest.raises(ConfigError, match=re.escape(message)):
         run(options(sums, tmp_path / "out", model(), cache_only=True, **flags))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_rerun_that_fails_keeps_the_finished_row_it_would_have_replaced(sums, tmp_path, model):
+    out = tmp_path / "out"
+    m = model()
+    first = run(options(sums, out, m, arms=["single"]))
+    m.fail_after, m.calls = 0, 0  # the endpoint is gone, and the cache is not used: every recomputation fails
+    broken = run(options(sums, out, m, arms=["single"], rerun=True, use_cache=False))
+    assert broken.failed == 4 and broken.computed == 0
+    assert by_key(broken.rows) == by_key(first.rows)  # the paid rows, untouched

@@ -7,7 +7,8 @@ Each row is written as it finishes; a re-run computes only rows that are
 missing or failed. ``rerun`` recomputes every row through the cache (a
 replay); a row the replay reproduced keeps the billed tokens, wall time and
 origin of the computation that paid for it, and takes the metrics the current code
-derives from the same answers. With
+derives from the same answers; a recomputation that fails leaves the finished row
+as it was. ``cache_only`` calls no model (a replay that cannot reach one). With
 ``compute_matched``, the sampling arms (self-consistency, best-of-k-tests) wait for the debate rows and take
 k = the debate arm's mean calls per item.
 
@@ -329,10 +330,19 @@ class PreparedComparison:
             self.result.replayed += 1  # the row keeps what its paid computation measured (tokens, time, origin)
             paid = {k: getattr(old, k) for k in _PAID}
             row = row.model_copy(update={**paid, "metrics": {**row.metrics, "replayed_at": code_version()}})
-        self.store.put(row)
+        if not self._keeps_finished(row):
+            self.store.put(row)
         self.result.computed += row.status == "done"
         self.result.failed += row.status == "error"
         self.progress.advance(row)
+
+    def _keeps_finished(self, row: ResultRow) -> bool:
+        """A rerun whose recomputation failed (a fault, not an answer) keeps the finished row it would replace:
+        recomputed later from the cache, that row would have lost what its paid computation measured."""
+        if row.status != "error" or not self.options.rerun:
+            return False
+        stored = self.store.get(row.suite, row.item, row.arm_key)
+        return stored is not None and stored.status == "done"
 
     def _replayed(self, row: ResultRow) -> ResultRow | None:
         """The stored row a rerun row replays: it came wholly from the cache and agrees with it."""
