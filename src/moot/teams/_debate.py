@@ -1,7 +1,8 @@
 """Debate: independent first answers, rebuttal rounds on condensed positions, an arbiter's verdict.
 
 Round 1: every expert answers the task alone (an Opening: reasoning, answer,
-one to three arguments, confidence). Round k > 1: each expert sees every
+one to three arguments, confidence), unless its opening is given (``openings``:
+an answer already made, such as a single call's, that the debate starts from). Round k > 1: each expert sees every
 expert's last position, condensed to answer + key arguments + confidence,
 so the prompt stays the same size however many rounds run (Du et al.'s
 full-transcript debate grows with agents x rounds); it must answer one
@@ -18,7 +19,7 @@ RoundsVote on every round's positions.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
@@ -62,6 +63,7 @@ class DebateConfig(BaseModel):
     options: list[str] = []
     answer_pattern: str | None = None
     seed: int = 0
+    openings: dict[str, Position] = {}
 
 
 def checked_options(options: Sequence[str]) -> tuple[str, ...]:
@@ -79,6 +81,17 @@ def checked_options(options: Sequence[str]) -> tuple[str, ...]:
     return chosen
 
 
+def _checked_openings(openings: Mapping[str, Position], experts: Sequence[RoleAgent]) -> dict[str, Position]:
+    """Given openings keyed by expert name, or ConfigError naming the experts that exist."""
+    names = [e.name for e in experts]
+    unknown = next((n for n in openings if n not in names), None)
+    if unknown is not None:
+        raise ConfigError(f"openings: no expert is named {unknown!r}; valid names: {', '.join(names)}")
+    if len(openings) == len(names):
+        raise ConfigError("openings: at least one expert must open on its own (given openings are not a debate)")
+    return dict(openings)
+
+
 class Debate(MootTeam, Component[DebateConfig]):
     """Experts debate, an arbiter rules (see module docstring).
 
@@ -87,7 +100,8 @@ class Debate(MootTeam, Component[DebateConfig]):
     ``options`` restricts answers and the decision to a fixed set;
     ``answer_pattern`` to strings matching a regular expression (such as
     :data:`moot.roles.NUMBER`, so a vote compares numbers). ``seed``
-    fixes the arbiter's shuffled view. If the LLM arbiter's output stays
+    fixes the arbiter's shuffled view. ``openings`` gives some experts' round-1
+    positions instead of asking them (they cost the debate no call). If the LLM arbiter's output stays
     malformed, a majority vote rules instead and the result says so.
     ``dump_component()`` saves the whole team (experts, arbiter, stop); a
     custom Arbiter that is not an agent cannot be saved that way.
@@ -109,6 +123,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         options: Sequence[str] = (),
         answer_pattern: str | None = None,
         seed: int = 0,
+        openings: Mapping[str, Position] | None = None,
         name: str = "debate",
         description: str = "Experts debate in rounds; an arbiter rules.",
     ) -> None:
@@ -118,6 +133,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         self.options = checked_options(options)
         self.answer_pattern = answer_pattern
         self.seed = seed
+        self.openings = _checked_openings(openings or {}, self.experts)
 
     # ------------------------------------------------------------------ turns
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
@@ -134,6 +150,8 @@ class Debate(MootTeam, Component[DebateConfig]):
 
     async def _position(self, expert: RoleAgent, current: DebateRound, token: CancellationToken) -> Message:
         previous = self.state.rounds[-2] if current.round > 1 else None
+        if previous is None and expert.name in self.openings:
+            return self._given_opening(expert.name, current)
         closing = ""
         if previous is None:
             prompt = render_prompt("turns/debate_open", task=self.state.task, options=self.options)
@@ -158,6 +176,14 @@ class Debate(MootTeam, Component[DebateConfig]):
         self.state.parse_failures += int(message.metadata.get("parse_failures", "0"))
         message.metadata = {**message.metadata, "moot_kind": "position", "round": str(current.round)}
         return message
+
+    def _given_opening(self, name: str, current: DebateRound) -> Message:
+        """Expert ``name``'s given round-1 position, recorded as a turn like any other (no call, no usage)."""
+        position = self.openings[name].model_copy(deep=True)
+        current.positions[name] = position
+        return StructuredMessage[Position](
+            content=position, source=name, metadata={"moot_kind": "position", "round": "1", "given": "true"}
+        )
 
     def _round_event(self, record: DebateRound) -> RoundCompleted:
         # Who holds which answer (normalised): two experts swapping answers is progress, a respelling is not.
@@ -279,6 +305,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             options=list(self.options),
             answer_pattern=self.answer_pattern,
             seed=self.seed,
+            openings=dict(self.openings),
         )
 
     @classmethod
@@ -293,6 +320,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             options=config.options,
             answer_pattern=config.answer_pattern,
             seed=config.seed,
+            openings=config.openings,
             name=config.name,
             description=config.description,
         )

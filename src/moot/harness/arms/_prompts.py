@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.roles import Role, expert, register_role, with_options, with_pattern
+from moot.roles import Position, Role, expert, register_role, with_options, with_pattern
 
-__all__ = ["SHORT_DEBATER", "SOLVER", "ShortAnswer", "solver"]
+__all__ = ["SHORT_DEBATER", "SOLVER", "ShortAnswer", "anchor_position", "solver"]
 
 
 class ShortAnswer(BaseModel):
@@ -49,3 +50,21 @@ def solver(options: tuple[str, ...] = (), pattern: str | None = None) -> Role:
     if pattern is not None:
         return replace(SOLVER, output_type=with_pattern(ShortAnswer, "answer", pattern))
     return SOLVER
+
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def anchor_position(reply: ShortAnswer) -> Position:
+    """A solver's answer as a debate opening (``debate?anchor=single``).
+
+    The key arguments are the reasoning's last three sentences that state something (where the computation
+    reaches its result), so the others rebut the solver's own words. A single call states no confidence;
+    the anchor gets full confidence (1.0) because it is the default the sampled experts have to out-vote:
+    round 1's vote gives it every tie on confidence. Only the end of a long reasoning is kept (it is where the
+    result is; no other expert is shown it).
+    """
+    sentences = [s.strip() for s in _SENTENCES.split(reply.reasoning) if 3 <= len(s.strip()) <= 200]
+    stated = [s for s in sentences if len(s.split()) >= 2][-3:] or [f"working the task gives {reply.answer}"]
+    cap = Position.model_fields["reasoning"].metadata[0].max_length
+    return Position(reasoning=reply.reasoning[-cap:], answer=reply.answer, key_arguments=stated, confidence=1.0)

@@ -31,7 +31,7 @@ from moot.harness.suites._items import Item, Suite
 from moot.models import ModelSpec
 from moot.roles import GENERATOR
 
-__all__ = ["SAMPLE_SEEDS", "BestOfKTests", "SelfConsistency", "Single", "short_answer"]
+__all__ = ["SAMPLE_SEEDS", "BestOfKTests", "SelfConsistency", "Single", "short_answer", "single_call"]
 
 SAMPLE_SEEDS = 100
 """A sampling arm's own sample i runs on seed base + SAMPLE_SEEDS + i: never a debate expert's seed (base + i)."""
@@ -53,7 +53,11 @@ def answer_from_draft(draft: str | None) -> str:
         return draft.strip()
 
 
-async def _one(item: Item, ctx: RowContext, code: bool, spec: ModelSpec | None = None) -> tuple[Reply, str]:
+async def single_call(item: Item, ctx: RowContext, spec: ModelSpec | None = None) -> tuple[Reply, str]:
+    """One solver (or, for code, generator) call on the task and its final answer: the whole ``single`` arm,
+    and with ``spec`` one sample of the sampling arms. Every arm that asks it asks the same call (one cache
+    entry)."""
+    code = item.code is not None
     agent = ctx.agent(
         GENERATOR if code else solver(item.options, item.answer_pattern), model_role="generator", spec=spec
     )
@@ -81,7 +85,7 @@ class Single:
         """Runs on any suite."""
 
     async def solve(self, item: Item, ctx: RowContext) -> Attempt:
-        reply, answer = await _one(item, ctx, item.code is not None)
+        reply, answer = await single_call(item, ctx)
         stop = "malformed output" if reply.failed else "one call"
         return Attempt(answer, stop_reason=stop, parse_failures=reply.parse_failures, partial=reply.failed)
 
@@ -128,7 +132,7 @@ class SelfConsistency:
         code = item.code is not None
         offset = 0 if self.config.samples == "debate" else SAMPLE_SEEDS
         specs = [ctx.sampled("generator", offset + i, self.config.temperature) for i in range(self.config.k)]
-        results = await asyncio.gather(*(_one(item, ctx, code, spec) for spec in specs))
+        results = await asyncio.gather(*(single_call(item, ctx, spec) for spec in specs))
         answers = [answer for reply, answer in results if not reply.failed]
         parse_failures = sum(reply.parse_failures for reply, _ in results)
         metrics: dict[str, Any] = {"k": self.config.k, "valid_samples": len(answers)}

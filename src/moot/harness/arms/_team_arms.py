@@ -31,11 +31,11 @@ from moot.arbiters import Arbiter, MajorityVote, RoundsVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Attempt, arm_settings, key_settings, register_arm
-from moot.harness.arms._prompts import SHORT_DEBATER, solver
-from moot.harness.arms._sampling import answer_from_draft
+from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
+from moot.harness.arms._sampling import answer_from_draft, single_call
 from moot.harness.jobs._context import MAX_EXPERTS, RowContext
 from moot.harness.suites._items import CodeTask, Item, Suite
-from moot.roles import ARBITER, CRITIC, GENERATOR, Role, RoleAgent, TestCritic
+from moot.roles import ARBITER, CRITIC, GENERATOR, Position, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
 from moot.teams import CodeDebate, CodeDebateResult, Debate, DebateResult, Reflection, ReflectionResult, Revision
 
@@ -175,6 +175,11 @@ class DebateSettings(BaseModel):
             raise ValueError(f"give one temperature, or one per expert ({self.experts}) separated by '/'")
         return self
 
+    anchor: Literal["none", "single"] = "none"
+    """Short answers: ``single`` gives expert 1 the single arm's answer as its opening (the same greedy solver
+    call, a cache hit when ``single`` runs too), so the first-round vote starts from the answer one call
+    returns and the sampled experts must out-vote it; ``none``: every expert opens on its own."""
+
     def expert_temperature(self, index: int) -> float:
         """Expert ``index``'s (0-based) temperature."""
         return self.temperature[index] if isinstance(self.temperature, tuple) else self.temperature
@@ -190,13 +195,19 @@ class DebateArm:
 
     @property
     def settings(self) -> Mapping[str, Any]:
-        """The configuration (the rows' key); per-expert temperatures as they are written (``0/0.7/0.7``)."""
-        settings = self.config.model_dump()
+        """The configuration (the rows' key); per-expert temperatures as they are written (``0/0.7/0.7``).
+        ``anchor=none`` is what every row did before the option existed, so it is left out."""
+        settings = key_settings(self.config, anchor="none")
         if isinstance(self.config.temperature, tuple):
             settings["temperature"] = "/".join(f"{t:g}" for t in self.config.temperature)
         return settings
 
     def check(self, suite: Suite) -> None:
+        if suite.answer_format == "code" and self.config.anchor != "none":
+            raise ConfigError(
+                "arm 'debate': anchor=single is for short answers; a code debate's first programs are chosen by "
+                "the visible tests (compare best-of-k-tests); valid anchor values for code: none"
+            )
         if suite.answer_format == "code" and self.config.arbiter == "llm":
             raise ConfigError(
                 "arm 'debate': code debates are ruled by the program vote (tests passed, then experts holding "
@@ -225,8 +236,17 @@ class DebateArm:
         experts = self._experts(ctx, SHORT_DEBATER)
         arbiter = self._arbiter(ctx)
         stop = Consensus() | MaxRounds(self.config.rounds)
+        openings = await self._openings(item, ctx, experts[0].name)
         team = ctx.prepare(
-            Debate(experts, arbiter, stop=stop, options=item.options, answer_pattern=item.answer_pattern, seed=ctx.seed)
+            Debate(
+                experts,
+                arbiter,
+                stop=stop,
+                options=item.options,
+                answer_pattern=item.answer_pattern,
+                seed=ctx.seed,
+                openings=openings,
+            )
         )
         result = await team.run(task=item.task)
         ctx.note_run(team)
@@ -244,6 +264,16 @@ class DebateArm:
             first_round=result.metrics.first_round_vote if result.metrics else None,
             round_answers=[[p.answer for p in r.positions.values()] for r in result.rounds],
         )
+
+    async def _openings(self, item: Item, ctx: RowContext, first: str) -> dict[str, Position]:
+        """With ``anchor=single``, expert ``first``'s opening: single's own call (none if its output stays
+        malformed: the expert then opens on its own)."""
+        if self.config.anchor == "none":
+            return {}
+        reply, _ = await single_call(item, ctx)
+        if reply.failed or not isinstance(reply.content, ShortAnswer):
+            return {}
+        return {first: anchor_position(reply.content)}
 
     def _arbiter(self, ctx: RowContext) -> RoleAgent | Arbiter:
         if self.config.arbiter == "llm":
