@@ -4,11 +4,13 @@ shuffled view, per-role models, metrics, arbiters and their fallback, rebuttal e
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from moot.arbiters import MajorityVote, Verdict, normalise_answer
 from moot.conditions import Consensus, MaxRounds, NoProgress, TokenBudget
+from moot.errors import ConfigError
 from moot.models import ModelSpec
 from moot.roles import NUMBER, Opening, Position, RoleAgent, role
 from moot.scenario import load_scenario, parse_model_options
@@ -519,3 +521,44 @@ def test_options_are_refused_at_construction_unless_a_set_of_answers(options, me
     assert str(info.value) == message
     with ScriptedModel(scripts) as model:
         assert make_debate(model, MaxRounds(1), options=["split", "keep"]).options == ("split", "keep")
+
+
+# ------------------------------------------------------------ given openings
+GIVEN = Position(
+    reasoning="Billing shares six tables.", answer="keep", key_arguments=["six shared tables"], confidence=1.0
+)
+
+
+async def test_a_given_opening_is_not_asked_and_stands_in_round_one_like_any_other():
+    script = {
+        "architect": [make_rebuttal("keep", arg("architect", 2))],  # its opening is given: one call only
+        "ops": [make_position("split", arg("ops", 1)), make_rebuttal("split", arg("ops", 2))],
+        "business": [make_position("keep", arg("business", 1)), make_rebuttal("keep", arg("business", 2))],
+    }
+    model = ScriptedModel({**script, "arbiter": [make_verdict("keep")]})
+    with model:
+        team = Debate(
+            [RoleAgent(role(name), model.spec) for name in EXPERTS],
+            RoleAgent(role("arbiter"), model.spec),
+            stop=MaxRounds(2),
+            openings={"architect": GIVEN},
+        )
+        result = await team.run(task=TASK)
+        loaded = Debate.load_component(team.dump_component())
+    assert answers(result) == [{"architect": "keep", "ops": "split", "business": "keep"}] * 2
+    assert result.rounds[0].positions["architect"] == GIVEN and "architect" not in result.rounds[0].usage
+    assert "architect: keep (confidence 1.0)\n- six shared tables" in model.calls("ops")[1].prompt_text
+    assert result.metrics.first_round_vote == "keep"
+    assert loaded.openings == {"architect": GIVEN}
+
+
+@pytest.mark.parametrize(
+    ("openings", "message"),
+    [
+        ({"judge": GIVEN}, "openings: no expert is named 'judge'; valid names: architect, ops, business"),
+        ({name: GIVEN for name in EXPERTS}, "at least one expert must open on its own"),
+    ],
+)
+def test_given_openings_must_name_some_but_not_all_experts(openings, message):
+    with ScriptedModel({name: [] for name in EXPERTS}) as model, pytest.raises(ConfigError, match=re.escape(message)):
+        Debate([RoleAgent(role(n), model.spec) for n in EXPERTS], MajorityVote(), openings=openings)

@@ -719,3 +719,54 @@ def test_a_rerun_that_fails_keeps_the_finished_row_it_would_have_replaced(sums, 
     broken = run(options(sums, out, m, arms=["single"], rerun=True, use_cache=False))
     assert broken.failed == 4 and broken.computed == 0
     assert by_key(broken.rows) == by_key(first.rows)  # the paid rows, untouched
+
+
+def _split_openings(agent: str, messages) -> object:
+    """The solver adds right; in round 1 experts 2 and 3 are off by one and by two (three answers, no majority);
+    in round 2 every expert keeps its answer, answering a claim the other sampled expert made."""
+    from moot.harness.arms._prompts import ShortAnswer
+    from moot.roles import Rebuttal
+    from tests.unit.test_harness_support import position, sum_of
+
+    text = "\n".join(str(m.content) for m in messages)
+    total = sum_of(text)
+    assert total is not None
+    if agent == "solver":
+        return ShortAnswer(reasoning=f"First I add the two numbers. The sum is {total}.", answer=str(total))
+    answer = str(total + {"expert_1": 0, "expert_2": 1, "expert_3": 2}[agent])
+    if "Answer one claim of another expert" not in text:
+        assert agent != "expert_1", "the anchored expert is never asked to open"
+        return position(answer, agent)
+    other = "expert_3" if agent == "expert_2" else "expert_2"
+    return Rebuttal(
+        claim=f"{other}: checked the sum", response="that sum is off", reasoning=f"added again: = {answer}",
+        answer=answer, because="a recount", key_arguments=["checked the sum"], confidence=0.6,
+    )  # fmt: skip
+
+
+def test_an_anchored_debate_opens_with_the_single_call_and_its_answer_takes_round_ones_ties(sums, tmp_path, model):
+    m = model(reply=_split_openings)
+    comparison = run(options(sums, tmp_path / "out", m, arms=["single", "debate?anchor=single"]))
+    rows = by_key(comparison.rows)
+    for item in ("q0", "q1", "q2", "q3"):
+        single, debate = rows[(item, "single")], rows[(item, "debate?anchor=single")]
+        assert debate.metrics["answers_per_round"][0][0] == single.answer  # expert 1's opening is single's answer
+        assert debate.metrics["first_round_vote"] == single.answer  # three answers: the anchor takes the tie
+        assert debate.answer == single.answer and debate.score == 1.0
+        # the solver call (a cache hit after single's), two openings, three rebuttals
+        assert (debate.model_calls, debate.billed_calls) == (6, 5)
+    assert m.agents.count("solver") == 4  # once per item: the debate's anchor call came from the cache
+    assert rows[("q0", "debate?anchor=single")].settings == {
+        "anchor": "single", "arbiter": "auto", "experts": 3, "rounds": 2, "temperature": 0.7,
+    }  # fmt: skip
+
+
+def test_anchor_is_refused_for_code_and_left_out_of_the_key_when_off():
+    from moot.harness.arms._team_arms import DebateArm
+    from moot.harness.suites._suites import load_suite
+
+    assert "anchor" not in DebateArm({}).settings  # every earlier debate row keeps its key
+    with pytest.raises(ConfigError, match=r"anchor=single is for short answers.*valid anchor values for code: none"):
+        DebateArm({"anchor": "single"}).check(load_suite("humaneval[:2]"))
+    with pytest.raises(ConfigError, match=re.escape("anchor: Input should be 'none' or 'single'")):
+        DebateArm({"anchor": "greedy"})
