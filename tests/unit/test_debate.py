@@ -547,7 +547,8 @@ async def test_a_given_opening_is_not_asked_and_stands_in_round_one_like_any_oth
         loaded = Debate.load_component(team.dump_component())
     assert answers(result) == [{"architect": "keep", "ops": "split", "business": "keep"}] * 2
     assert result.rounds[0].positions["architect"] == GIVEN and "architect" not in result.rounds[0].usage
-    assert "architect: keep (confidence 1.0)\n- six shared tables" in model.calls("ops")[1].prompt_text
+    assert "architect: keep\n- six shared tables" in model.calls("ops")[1].prompt_text  # no confidence of its own
+    assert "ops: split (confidence 0.7)" in model.calls("ops")[1].prompt_text
     assert result.metrics.first_round_vote == "keep"
     assert loaded.openings == {"architect": GIVEN}
 

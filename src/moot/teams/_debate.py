@@ -159,7 +159,11 @@ class Debate(MootTeam, Component[DebateConfig]):
         else:
             # Every expert gets the same text up to its own name, so the model evaluates it once for all.
             shown = [(e.name, previous.positions[e.name]) for e in self.experts if e.name in previous.positions]
-            prompt = render_prompt("turns/debate_rebut", task=self.state.task, positions=shown, options=self.options)
+            # A given opening stated no confidence of its own: the view shows none rather than the vote's weight.
+            unstated = list(self.openings) if previous.round == 1 else []
+            prompt = render_prompt(
+                "turns/debate_rebut", task=self.state.task, positions=shown, options=self.options, unstated=unstated
+            )
             closing = render_prompt("turns/debate_own", own=expert.name)
             schema = with_options(
                 self._answering(Rebuttal, "answer"), "claim", claims_of(shown, expert.name), listed=True

@@ -59,9 +59,10 @@ def anchor_position(reply: ShortAnswer) -> Position:
     """A solver's answer as a debate opening (``debate?anchor=single``).
 
     The key arguments are the reasoning's last three sentences that state something (where the computation
-    reaches its result), so the others rebut the solver's own words. A single call states no confidence;
-    the anchor gets full confidence (1.0) because it is the default the sampled experts have to out-vote:
-    round 1's vote gives it every tie on confidence. Only the end of a long reasoning is kept (it is where the
+    reaches its result), so the others rebut the solver's own words. A single call states no confidence:
+    the others are shown none for it (see :class:`moot.teams.Debate`'s ``openings``), and round 1's vote
+    weighs it as full (1.0), so it takes the ties on confidence, as the default the sampled experts have to
+    out-vote. Only the end of a long reasoning is kept (it is where the
     result is; no other expert is shown it).
     """
     sentences = [s.strip() for s in _SENTENCES.split(reply.reasoning) if 3 <= len(s.strip()) <= 200]
