@@ -495,11 +495,20 @@ def test_a_results_file_from_before_named_migrations_is_brought_up_to_date_and_a
         ResultStore(old)
 
 
+def _recount(other: str, answer: str, response: str):
+    """A rebuttal answering ``other``'s (only) claim and recomputing ``answer``."""
+    from moot.roles import Rebuttal
+
+    return Rebuttal(
+        claim=f"{other}: checked the sum", response=response, reasoning=f"added again: = {answer}",
+        answer=answer, because="a recount", key_arguments=["checked the sum"], confidence=0.6,
+    )  # fmt: skip
+
+
 def _rounds_that_fix_one_item_and_break_another(agent, messages):
     """q1: round 1 votes wrong (two of three off by one), round 2 all right. q2: round 1 votes right,
     round 2 all wrong. q0, q3: everyone right at once (consensus in round 1). Every change in round 2 answers
     a claim of an expert holding the new answer and recomputes it, so it is adopted."""
-    from moot.roles import Rebuttal
     from tests.unit.test_harness_support import position, sum_of
 
     text = "\n".join(str(m.content) for m in messages)
@@ -517,10 +526,7 @@ def _rounds_that_fix_one_item_and_break_another(agent, messages):
         return position(answer, agent)
     holder = "expert_1" if item == 1 else "expert_3"  # who held the answer everyone moves to
     other = holder if agent != holder else "expert_2"
-    return Rebuttal(
-        claim=f"{other}: checked the sum", response="that sum holds", reasoning=f"added again: = {answer}",
-        answer=answer, because="a recount", key_arguments=["checked the sum"], confidence=0.6,
-    )  # fmt: skip
+    return _recount(other, answer, "that sum holds")
 
 
 def test_a_debate_row_carries_its_first_round_vote_and_the_report_says_what_the_rounds_bought(sums, tmp_path, model):
@@ -725,7 +731,6 @@ def _split_openings(agent: str, messages) -> object:
     """The solver adds right; in round 1 experts 2 and 3 are off by one and by two (three answers, no majority);
     in round 2 every expert keeps its answer, answering a claim the other sampled expert made."""
     from moot.harness.arms._prompts import ShortAnswer
-    from moot.roles import Rebuttal
     from tests.unit.test_harness_support import position, sum_of
 
     text = "\n".join(str(m.content) for m in messages)
@@ -738,10 +743,7 @@ def _split_openings(agent: str, messages) -> object:
         assert agent != "expert_1", "the anchored expert is never asked to open"
         return position(answer, agent)
     other = "expert_3" if agent == "expert_2" else "expert_2"
-    return Rebuttal(
-        claim=f"{other}: checked the sum", response="that sum is off", reasoning=f"added again: = {answer}",
-        answer=answer, because="a recount", key_arguments=["checked the sum"], confidence=0.6,
-    )  # fmt: skip
+    return _recount(other, answer, "that sum is off")
 
 
 def test_an_anchored_debate_opens_with_the_single_call_and_its_answer_takes_round_ones_ties(sums, tmp_path, model):
