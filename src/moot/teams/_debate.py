@@ -2,9 +2,10 @@
 
 Round 1: every expert answers the task alone (an Opening: reasoning, answer,
 one to three arguments, confidence), unless its opening is given (``openings``:
-an answer already made, such as a single call's, that the debate starts from). Round k > 1: each expert sees every
-expert's last position, condensed to answer + key arguments + confidence,
-so the prompt stays the same size however many rounds run (Du et al.'s
+an answer already made, such as a single call's, that the debate starts from).
+Round k > 1: each expert sees every expert's last position, condensed to
+answer + key arguments + confidence (none for a given opening), so the
+prompt stays the same size however many rounds run (Du et al.'s
 full-transcript debate grows with agents x rounds); it must answer one
 claim of another, named expert, copied from that list (a Rebuttal), work the
 task again (reasoning before its answer), and say which argument decided its
@@ -100,9 +101,9 @@ class Debate(MootTeam, Component[DebateConfig]):
     ``options`` restricts answers and the decision to a fixed set;
     ``answer_pattern`` to strings matching a regular expression (such as
     :data:`moot.roles.NUMBER`, so a vote compares numbers). ``seed``
-    fixes the arbiter's shuffled view. ``openings`` gives some experts' round-1
-    positions instead of asking them (they cost the debate no call). If the LLM arbiter's output stays
-    malformed, a majority vote rules instead and the result says so.
+    fixes the arbiter's shuffled view. ``openings`` gives some experts'
+    round-1 positions instead of asking them (they cost the debate no call).
+    If the LLM arbiter's output stays malformed, a majority vote rules instead and the result says so.
     ``dump_component()`` saves the whole team (experts, arbiter, stop); a
     custom Arbiter that is not an agent cannot be saved that way.
     """

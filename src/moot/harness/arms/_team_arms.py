@@ -155,6 +155,11 @@ class DebateSettings(BaseModel):
     (``temperature=0/0.7/0.7``: a greedy expert beside two sampled ones; ``/`` because ``--arms`` splits
     on commas)."""
 
+    anchor: Literal["none", "single"] = "none"
+    """Short answers: ``single`` gives expert 1 the single arm's answer as its opening (the same greedy solver
+    call, a cache hit when ``single`` runs too), so the first-round vote starts from the answer one call
+    returns and the sampled experts must out-vote it; ``none``: every expert opens on its own."""
+
     @field_validator("temperature", mode="before")
     @classmethod
     def _per_expert(cls, value: Any) -> Any:
@@ -174,11 +179,6 @@ class DebateSettings(BaseModel):
         if isinstance(self.temperature, tuple) and len(self.temperature) != self.experts:
             raise ValueError(f"give one temperature, or one per expert ({self.experts}) separated by '/'")
         return self
-
-    anchor: Literal["none", "single"] = "none"
-    """Short answers: ``single`` gives expert 1 the single arm's answer as its opening (the same greedy solver
-    call, a cache hit when ``single`` runs too), so the first-round vote starts from the answer one call
-    returns and the sampled experts must out-vote it; ``none``: every expert opens on its own."""
 
     def expert_temperature(self, index: int) -> float:
         """Expert ``index``'s (0-based) temperature."""
