@@ -25,7 +25,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from moot.roles._prompts import LISTED_FIELDS
 
-__all__ = ["NUMBER", "Opening", "Position", "Rebuttal", "claims_of", "with_options", "with_pattern"]
+__all__ = ["NUMBER", "Opening", "Position", "Rebuttal", "claims_of", "with_options", "with_pattern", "without_answer"]
 
 Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
 STATEMENT = r"^\s*\S+\s+\S[\s\S]*$"
@@ -178,4 +178,24 @@ def claims_of(positions: Sequence[tuple[str, Position]], own: str) -> tuple[str,
         dict.fromkeys(
             f"{name}{CLAIM_SEPARATOR}{argument}" for name, p in positions if name != own for argument in p.key_arguments
         )
+    )
+
+
+HIDDEN = "?"
+"""What stands for an expert's answer in its own arguments when peers' answers are hidden."""
+
+
+def without_answer(position: Position) -> Position:
+    """``position`` as a peer sees it when answers are hidden: its arguments with its own answer masked
+    wherever it stands as a whole word, so the reader has the reasoning and must reach a conclusion itself.
+
+    Why: a small model asked to check a claim restates the claimed answer, so showing peers' answers turns
+    a later round into copying them; hiding the conclusion leaves the evidence (the steps) to work from.
+    """
+    answer = position.answer.strip()
+    if not answer:
+        return position
+    whole = re.compile(rf"(?<![\w.]){re.escape(answer)}(?![\w]|\.\d)", re.IGNORECASE)
+    return position.model_copy(
+        update={"key_arguments": [whole.sub(HIDDEN, argument) for argument in position.key_arguments]}
     )

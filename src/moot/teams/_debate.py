@@ -41,7 +41,7 @@ from moot.arbiters import (
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted
-from moot.roles import Opening, Position, Rebuttal, RoleAgent, claims_of, render_prompt, with_options, with_pattern
+from moot.roles import Opening, Position, Rebuttal, RoleAgent, claims_of, render_prompt, with_options, with_pattern, without_answer
 from moot.teams._adoption import settle_change
 from moot.teams._base import Message, MootTeam, checked_experts, loaded_stop
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
@@ -65,6 +65,7 @@ class DebateConfig(BaseModel):
     answer_pattern: str | None = None
     seed: int = 0
     openings: dict[str, Position] = {}
+    peer_answers: Literal["shown", "hidden"] = "shown"
 
 
 def checked_options(options: Sequence[str]) -> tuple[str, ...]:
@@ -125,6 +126,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         answer_pattern: str | None = None,
         seed: int = 0,
         openings: Mapping[str, Position] | None = None,
+        peer_answers: Literal["shown", "hidden"] = "shown",
         name: str = "debate",
         description: str = "Experts debate in rounds; an arbiter rules.",
     ) -> None:
@@ -135,6 +137,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         self.answer_pattern = answer_pattern
         self.seed = seed
         self.openings = _checked_openings(openings or {}, self.experts)
+        self.peer_answers = peer_answers
 
     # ------------------------------------------------------------------ turns
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
@@ -160,10 +163,17 @@ class Debate(MootTeam, Component[DebateConfig]):
         else:
             # Every expert gets the same text up to its own name, so the model evaluates it once for all.
             shown = [(e.name, previous.positions[e.name]) for e in self.experts if e.name in previous.positions]
+            if self.peer_answers == "hidden":
+                shown = [(name, without_answer(p)) for name, p in shown]
             # A given opening stated no confidence of its own: the view shows none rather than the vote's weight.
             unstated = list(self.openings) if previous.round == 1 else []
             prompt = render_prompt(
-                "turns/debate_rebut", task=self.state.task, positions=shown, options=self.options, unstated=unstated
+                "turns/debate_rebut",
+                task=self.state.task,
+                positions=shown,
+                options=self.options,
+                unstated=unstated,
+                hidden=self.peer_answers == "hidden",
             )
             closing = render_prompt("turns/debate_own", own=expert.name)
             schema = with_options(
@@ -311,6 +321,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             answer_pattern=self.answer_pattern,
             seed=self.seed,
             openings=dict(self.openings),
+            peer_answers=self.peer_answers,
         )
 
     @classmethod
@@ -326,6 +337,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             answer_pattern=config.answer_pattern,
             seed=config.seed,
             openings=config.openings,
+            peer_answers=config.peer_answers,
             name=config.name,
             description=config.description,
         )

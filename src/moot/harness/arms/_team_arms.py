@@ -160,6 +160,10 @@ class DebateSettings(BaseModel):
     call, a cache hit when ``single`` runs too), so the first-round vote starts from the answer one call
     returns and the sampled experts must out-vote it; ``none``: every expert opens on its own."""
 
+    peer_answers: Literal["shown", "hidden"] = "shown"
+    """Short answers: ``hidden`` shows each expert the others' arguments in later rounds with their answers
+    masked, so a rebuttal has to reach its answer from the reasoning rather than restate a peer's."""
+
     @field_validator("temperature", mode="before")
     @classmethod
     def _per_expert(cls, value: Any) -> Any:
@@ -196,13 +200,19 @@ class DebateArm:
     @property
     def settings(self) -> Mapping[str, Any]:
         """The configuration (the rows' key); per-expert temperatures as they are written (``0/0.7/0.7``).
-        ``anchor=none`` is what every row did before the option existed, so it is left out."""
-        settings = key_settings(self.config, anchor="none")
+        ``anchor=none`` and ``peer_answers=shown`` are what every row did before the options existed, so they
+        are left out."""
+        settings = key_settings(self.config, anchor="none", peer_answers="shown")
         if isinstance(self.config.temperature, tuple):
             settings["temperature"] = "/".join(f"{t:g}" for t in self.config.temperature)
         return settings
 
     def check(self, suite: Suite) -> None:
+        if suite.answer_format == "code" and self.config.peer_answers != "shown":
+            raise ConfigError(
+                "arm 'debate': peer_answers=hidden is for short answers; a code debate's experts see each "
+                "other's programs and test results; valid peer_answers values for code: shown"
+            )
         if suite.answer_format == "code" and self.config.anchor != "none":
             raise ConfigError(
                 "arm 'debate': anchor=single is for short answers; a code debate's first programs are chosen by "
@@ -246,6 +256,7 @@ class DebateArm:
                 answer_pattern=item.answer_pattern,
                 seed=ctx.seed,
                 openings=openings,
+                peer_answers=self.config.peer_answers,
             )
         )
         result = await team.run(task=item.task)
