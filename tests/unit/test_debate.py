@@ -563,3 +563,31 @@ async def test_a_given_opening_is_not_asked_and_stands_in_round_one_like_any_oth
 def test_given_openings_must_name_some_but_not_all_experts(openings, message):
     with ScriptedModel({name: [] for name in EXPERTS}) as model, pytest.raises(ConfigError, match=re.escape(message)):
         Debate([RoleAgent(role(n), model.spec) for n in EXPERTS], MajorityVote(), openings=openings)
+
+
+# ------------------------------------------------------------ hidden answers
+async def test_hidden_peer_answers_show_later_rounds_the_arguments_with_every_answer_masked():
+    script = {
+        "architect": [make_position("214", "57 + 87 = 144, then 144 + 70 = 214"), make_rebuttal("214")],
+        "ops": [make_position("144", "57 + 87 + 70 = 144 exactly"), make_rebuttal("214")],
+        "business": [make_position("204", "adding 57 and 87 gives 144"), make_rebuttal("204")],
+    }
+    model = ScriptedModel(script)
+    with model:
+        team = Debate(
+            [RoleAgent(role(name), model.spec) for name in EXPERTS],
+            MajorityVote(),
+            stop=MaxRounds(2),
+            peer_answers="hidden",
+        )
+        result = await team.run(task="57 + 87 + 70 =")
+        loaded = Debate.load_component(team.dump_component())
+    prompt = model.calls("ops")[1].prompt_text
+    assert "architect:\n- 57 + 87 = 144, then 144 + 70 = ?" in prompt
+    assert "ops:\n- 57 + 87 + 70 = ? exactly" in prompt
+    assert "business:\n- adding 57 and 87 gives 144" in prompt  # 144 is an intermediate step here, not its answer
+    assert "214" not in prompt and "204" not in prompt and "(confidence" not in prompt
+    offered = model.calls("ops")[1].json_output.model_json_schema()["properties"]["claim"]["enum"]
+    assert "architect: 57 + 87 = 144, then 144 + 70 = ?" in offered  # the claims offered are the masked ones
+    assert [p.answer for p in result.rounds[1].positions.values()] == ["214", "214", "204"]
+    assert loaded.peer_answers == "hidden"
