@@ -763,11 +763,32 @@ def test_an_anchored_debate_opens_with_the_single_call_and_its_answer_takes_roun
     }  # fmt: skip
 
 
+def test_hidden_peer_answers_reach_the_debate_and_its_rows_key(sums, tmp_path, model):
+    rebuttals: list[str] = []
+
+    def reply(agent: str, messages) -> object:
+        text = "\n".join(str(m.content) for m in messages)
+        if "Answer one claim of another expert" in text:
+            rebuttals.append(text.split("Answer one claim")[0])
+        return _split_openings(agent, messages)
+
+    arm = "debate?anchor=single&peer_answers=hidden"
+    comparison = run(options(sums, tmp_path / "out", model(reply=reply), arms=[arm]))
+    row = by_key(comparison.rows)[("q0", arm)]
+    assert row.settings["peer_answers"] == "hidden" and len(rebuttals) == 12
+    for text in rebuttals:
+        view = text.split("their answers are hidden as ?: reach your own):")[1]
+        assert "- The sum is ?." in view and not re.search(r"\d", re.sub(r"expert_\d", "", view))  # no answer shown
+
+
 def test_anchor_is_refused_for_code_and_left_out_of_the_key_when_off():
     from moot.harness.arms._team_arms import DebateArm
     from moot.harness.suites._suites import load_suite
 
     assert "anchor" not in DebateArm({}).settings  # every earlier debate row keeps its key
+    assert "peer_answers" not in DebateArm({}).settings
+    with pytest.raises(ConfigError, match=r"peer_answers=hidden is for short answers.*values for code: shown"):
+        DebateArm({"peer_answers": "hidden"}).check(load_suite("humaneval[:2]"))
     with pytest.raises(ConfigError, match=r"anchor=single is for short answers.*valid anchor values for code: none"):
         DebateArm({"anchor": "single"}).check(load_suite("humaneval[:2]"))
     with pytest.raises(ConfigError, match=re.escape("anchor: Input should be 'none' or 'single'")):
