@@ -3,7 +3,16 @@
 from moot.roles._agent import RoleAgent, RoleAgentConfig, parse_structured
 from moot.roles._critique import Critique
 from moot.roles._plan import Plan, Step, StepResult, ToolCall, plan_type, tool_call_type
-from moot.roles._position import NUMBER, Opening, Position, Rebuttal, claims_of, with_options, with_pattern, without_answer
+from moot.roles._position import (
+    NUMBER,
+    Opening,
+    Position,
+    Rebuttal,
+    claims_of,
+    with_options,
+    with_pattern,
+    without_answer,
+)
 from moot.roles._prompts import render_prompt
 from moot.roles._registry import (
     ARBITER,
@@ -56,7 +65,6 @@ __all__ = [
     "Verdict",
     "built_in_role",
     "claims_of",
-    "without_answer",
     "custom_role",
     "expert",
     "failure_lines",
@@ -73,4 +81,5 @@ __all__ = [
     "tool_call_type",
     "with_options",
     "with_pattern",
+    "without_answer",
 ]

@@ -6,7 +6,13 @@ an answer already made, such as a single call's, that the debate starts from).
 Round k > 1: each expert sees every expert's last position, condensed to
 answer + key arguments + confidence (none for a given opening), so the
 prompt stays the same size however many rounds run (Du et al.'s
-full-transcript debate grows with agents x rounds); it must answer one
+full-transcript debate grows with agents x rounds). With
+``peer_answers="hidden"`` it sees the arguments only, every expert's answer
+masked in its own (``without_answer``): a small model restates any answer it
+is shown, so a round that shows them is a walk toward whichever claim it
+answered, while a round that hides them makes each recomputation
+independent, and a recomputation that reaches a peer's hidden answer is
+agreement the vote can trust. Either way it must answer one
 claim of another, named expert, copied from that list (a Rebuttal), work the
 task again (reasoning before its answer), and say which argument decided its
 answer. A changed answer is adopted only when argued (``_adoption``): met in
@@ -41,7 +47,17 @@ from moot.arbiters import (
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted
-from moot.roles import Opening, Position, Rebuttal, RoleAgent, claims_of, render_prompt, with_options, with_pattern, without_answer
+from moot.roles import (
+    Opening,
+    Position,
+    Rebuttal,
+    RoleAgent,
+    claims_of,
+    render_prompt,
+    with_options,
+    with_pattern,
+    without_answer,
+)
 from moot.teams._adoption import settle_change
 from moot.teams._base import Message, MootTeam, checked_experts, loaded_stop
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
@@ -104,6 +120,7 @@ class Debate(MootTeam, Component[DebateConfig]):
     :data:`moot.roles.NUMBER`, so a vote compares numbers). ``seed``
     fixes the arbiter's shuffled view. ``openings`` gives some experts'
     round-1 positions instead of asking them (they cost the debate no call).
+    ``peer_answers="hidden"`` shows later rounds the others' arguments without their answers.
     If the LLM arbiter's output stays malformed, a majority vote rules instead and the result says so.
     ``dump_component()`` saves the whole team (experts, arbiter, stop); a
     custom Arbiter that is not an agent cannot be saved that way.
