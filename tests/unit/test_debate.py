@@ -591,3 +591,11 @@ async def test_hidden_peer_answers_show_later_rounds_the_arguments_with_every_an
     assert "architect: 57 + 87 = 144, then 144 + 70 = ?" in offered  # the claims offered are the masked ones
     assert [p.answer for p in result.rounds[1].positions.values()] == ["214", "214", "204"]
     assert loaded.peer_answers == "hidden"
+
+
+def test_an_unknown_peer_answers_view_is_refused():
+    with (
+        ScriptedModel({name: [] for name in EXPERTS}) as model,
+        pytest.raises(ConfigError, match="valid: shown, hidden"),
+    ):
+        Debate([RoleAgent(role(n), model.spec) for n in EXPERTS], MajorityVote(), peer_answers="blind")  # type: ignore[arg-type]

@@ -10,9 +10,10 @@ full-transcript debate grows with agents x rounds). With
 ``peer_answers="hidden"`` it sees the arguments only, every expert's answer
 masked in its own (``without_answer``): a small model restates any answer it
 is shown, so a round that shows them is a walk toward whichever claim it
-answered, while a round that hides them makes each recomputation
-independent, and a recomputation that reaches a peer's hidden answer is
-agreement the vote can trust. Either way it must answer one
+answered; a round that hides them leaves it the steps to work from, and a
+change is adopted only where its own recomputation lands on a peer's answer
+it was not shown (the steps shown can still lead it there: docs/compare.md
+measures both). Either way it must answer one
 claim of another, named expert, copied from that list (a Rebuttal), work the
 task again (reasoning before its answer), and say which argument decided its
 answer. A changed answer is adopted only when argued (``_adoption``): met in
@@ -154,6 +155,8 @@ class Debate(MootTeam, Component[DebateConfig]):
         self.answer_pattern = answer_pattern
         self.seed = seed
         self.openings = _checked_openings(openings or {}, self.experts)
+        if peer_answers not in ("shown", "hidden"):
+            raise ConfigError(f"peer_answers: {peer_answers!r} is not a view; valid: shown, hidden")
         self.peer_answers = peer_answers
 
     # ------------------------------------------------------------------ turns
