@@ -599,3 +599,37 @@ def test_an_unknown_peer_answers_view_is_refused():
         pytest.raises(ConfigError, match="valid: shown, hidden"),
     ):
         Debate([RoleAgent(role(n), model.spec) for n in EXPERTS], MajorityVote(), peer_answers="blind")  # type: ignore[arg-type]
+
+
+async def test_a_held_opening_stands_in_every_round_without_a_call():
+    script = {
+        "architect": [],  # given and held: never asked
+        "ops": [make_position("split", arg("ops", 1)), make_rebuttal("keep", arg("ops", 2)), make_rebuttal("keep")],
+        "business": [make_position("split", arg("business", 1)), make_rebuttal("split"), make_rebuttal("split")],
+    }
+    model = ScriptedModel(script)
+    with model:
+        team = Debate(
+            [RoleAgent(role(name), model.spec) for name in EXPERTS],
+            MajorityVote(),
+            stop=MaxRounds(3),
+            openings={"architect": GIVEN},
+            held=["architect"],
+        )
+        result = await team.run(task=TASK)
+        loaded = Debate.load_component(team.dump_component())
+    assert [r.positions["architect"] for r in result.rounds] == [GIVEN] * 3
+    assert all("architect" not in r.usage for r in result.rounds)
+    assert "architect: keep\n- six shared tables" in model.calls("ops")[2].prompt_text  # round 3: still no confidence
+    assert result.metrics.flips["architect"] == [] and loaded.held == ("architect",)
+
+
+def test_only_a_given_opening_can_be_held():
+    with ScriptedModel({name: [] for name in EXPERTS}) as model:
+        experts = [RoleAgent(role(n), model.spec) for n in EXPERTS]
+        with pytest.raises(
+            ConfigError, match=re.escape("held: 'ops' has no given opening to hold; valid names: architect")
+        ):
+            Debate(experts, MajorityVote(), openings={"architect": GIVEN}, held=["ops"])
+        with pytest.raises(ConfigError, match=re.escape("valid names: none (no opening is given)")):
+            Debate(experts, MajorityVote(), held=["ops"])

@@ -763,6 +763,17 @@ def test_an_anchored_debate_opens_with_the_single_call_and_its_answer_takes_roun
     }  # fmt: skip
 
 
+def test_a_held_anchor_is_the_single_call_in_every_round_and_never_asked(sums, tmp_path, model):
+    m = model(reply=_split_openings)
+    comparison = run(options(sums, tmp_path / "out", m, arms=["single", "debate?anchor=held"]))
+    rows = by_key(comparison.rows)
+    for item in ("q0", "q1", "q2", "q3"):
+        single, debate = rows[(item, "single")], rows[(item, "debate?anchor=held")]
+        assert [r[0] for r in debate.metrics["answers_per_round"]] == [single.answer] * 2
+        assert (debate.model_calls, debate.billed_calls) == (5, 4)  # the solver call (a hit), 2 openings, 2 rebuttals
+    assert "expert_1" not in m.agents  # the held expert is never asked
+
+
 def test_hidden_peer_answers_reach_the_debate_and_its_rows_key(sums, tmp_path, model):
     rebuttals: list[str] = []
 
@@ -791,5 +802,7 @@ def test_anchor_is_refused_for_code_and_left_out_of_the_key_when_off():
         DebateArm({"peer_answers": "hidden"}).check(load_suite("humaneval[:2]"))
     with pytest.raises(ConfigError, match=r"anchor=single is for short answers.*valid anchor values for code: none"):
         DebateArm({"anchor": "single"}).check(load_suite("humaneval[:2]"))
-    with pytest.raises(ConfigError, match=re.escape("anchor: Input should be 'none' or 'single'")):
+    with pytest.raises(ConfigError, match=r"anchor=held is for short answers"):
+        DebateArm({"anchor": "held"}).check(load_suite("humaneval[:2]"))
+    with pytest.raises(ConfigError, match=re.escape("anchor: Input should be 'none', 'single' or 'held'")):
         DebateArm({"anchor": "greedy"})

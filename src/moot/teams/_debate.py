@@ -82,6 +82,7 @@ class DebateConfig(BaseModel):
     answer_pattern: str | None = None
     seed: int = 0
     openings: dict[str, Position] = {}
+    held: list[str] = []
     peer_answers: Literal["shown", "hidden"] = "shown"
 
 
@@ -111,6 +112,15 @@ def _checked_openings(openings: Mapping[str, Position], experts: Sequence[RoleAg
     return dict(openings)
 
 
+def _checked_held(held: Sequence[str], openings: Mapping[str, Position]) -> tuple[str, ...]:
+    """Experts whose given opening stands in every round, or ConfigError naming the ones that may hold."""
+    stray = next((n for n in held if n not in openings), None)
+    if stray is not None:
+        valid = ", ".join(openings) or "none (no opening is given)"
+        raise ConfigError(f"held: {stray!r} has no given opening to hold; valid names: {valid}")
+    return tuple(dict.fromkeys(held))
+
+
 class Debate(MootTeam, Component[DebateConfig]):
     """Experts debate, an arbiter rules (see module docstring).
 
@@ -120,7 +130,9 @@ class Debate(MootTeam, Component[DebateConfig]):
     ``answer_pattern`` to strings matching a regular expression (such as
     :data:`moot.roles.NUMBER`, so a vote compares numbers). ``seed``
     fixes the arbiter's shuffled view. ``openings`` gives some experts'
-    round-1 positions instead of asking them (they cost the debate no call).
+    round-1 positions instead of asking them (they cost the debate no call);
+    ``held`` names those of them that stand unchanged in every later round
+    (asked nothing again), so the others must out-vote them rather than talk them round.
     ``peer_answers="hidden"`` shows later rounds the others' arguments without their answers.
     If the LLM arbiter's output stays malformed, a majority vote rules instead and the result says so.
     ``dump_component()`` saves the whole team (experts, arbiter, stop); a
@@ -144,6 +156,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         answer_pattern: str | None = None,
         seed: int = 0,
         openings: Mapping[str, Position] | None = None,
+        held: Sequence[str] = (),
         peer_answers: Literal["shown", "hidden"] = "shown",
         name: str = "debate",
         description: str = "Experts debate in rounds; an arbiter rules.",
@@ -155,6 +168,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         self.answer_pattern = answer_pattern
         self.seed = seed
         self.openings = _checked_openings(openings or {}, self.experts)
+        self.held = _checked_held(held, self.openings)
         if peer_answers not in ("shown", "hidden"):
             raise ConfigError(f"peer_answers: {peer_answers!r} is not a view; valid: shown, hidden")
         self.peer_answers = peer_answers
@@ -175,7 +189,9 @@ class Debate(MootTeam, Component[DebateConfig]):
     async def _position(self, expert: RoleAgent, current: DebateRound, token: CancellationToken) -> Message:
         previous = self.state.rounds[-2] if current.round > 1 else None
         if previous is None and expert.name in self.openings:
-            return self._given_opening(expert.name, current)
+            return self._given(expert.name, self.openings[expert.name], current)
+        if previous is not None and expert.name in self.held:
+            return self._given(expert.name, previous.positions[expert.name], current)
         closing = ""
         if previous is None:
             prompt = render_prompt("turns/debate_open", task=self.state.task, options=self.options)
@@ -186,7 +202,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             if self.peer_answers == "hidden":
                 shown = [(name, without_answer(p)) for name, p in shown]
             # A given opening stated no confidence of its own: the view shows none rather than the vote's weight.
-            unstated = list(self.openings) if previous.round == 1 else []
+            unstated = [n for n in self.openings if previous.round == 1 or n in self.held]
             prompt = render_prompt(
                 "turns/debate_rebut",
                 task=self.state.task,
@@ -212,12 +228,14 @@ class Debate(MootTeam, Component[DebateConfig]):
         message.metadata = {**message.metadata, "moot_kind": "position", "round": str(current.round)}
         return message
 
-    def _given_opening(self, name: str, current: DebateRound) -> Message:
-        """Expert ``name``'s given round-1 position, recorded as a turn like any other (no call, no usage)."""
-        position = self.openings[name].model_copy(deep=True)
-        current.positions[name] = position
+    def _given(self, name: str, position: Position, current: DebateRound) -> Message:
+        """Expert ``name``'s given position (its given opening, or the one it holds), recorded as a turn like
+        any other (no call, no usage)."""
+        current.positions[name] = position.model_copy(deep=True)
         return StructuredMessage[Position](
-            content=position, source=name, metadata={"moot_kind": "position", "round": "1", "given": "true"}
+            content=current.positions[name],
+            source=name,
+            metadata={"moot_kind": "position", "round": str(current.round), "given": "true"},
         )
 
     def _round_event(self, record: DebateRound) -> RoundCompleted:
@@ -341,6 +359,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             answer_pattern=self.answer_pattern,
             seed=self.seed,
             openings=dict(self.openings),
+            held=list(self.held),
             peer_answers=self.peer_answers,
         )
 
@@ -357,6 +376,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             answer_pattern=config.answer_pattern,
             seed=config.seed,
             openings=config.openings,
+            held=config.held,
             peer_answers=config.peer_answers,
             name=config.name,
             description=config.description,

@@ -155,10 +155,11 @@ class DebateSettings(BaseModel):
     (``temperature=0/0.7/0.7``: a greedy expert beside two sampled ones; ``/`` because ``--arms`` splits
     on commas)."""
 
-    anchor: Literal["none", "single"] = "none"
+    anchor: Literal["none", "single", "held"] = "none"
     """Short answers: ``single`` gives expert 1 the single arm's answer as its opening (the same greedy solver
     call, a cache hit when ``single`` runs too), so the first-round vote starts from the answer one call
-    returns and the sampled experts must out-vote it; ``none``: every expert opens on its own."""
+    returns and the sampled experts must out-vote it; ``held`` also keeps that answer unchanged in every
+    later round (expert 1 is asked nothing more); ``none``: every expert opens on its own."""
 
     peer_answers: Literal["shown", "hidden"] = "shown"
     """Short answers: ``hidden`` shows each expert the others' arguments in later rounds with their answers
@@ -215,8 +216,8 @@ class DebateArm:
             )
         if suite.answer_format == "code" and self.config.anchor != "none":
             raise ConfigError(
-                "arm 'debate': anchor=single is for short answers; a code debate's first programs are chosen by "
-                "the visible tests (compare best-of-k-tests); valid anchor values for code: none"
+                f"arm 'debate': anchor={self.config.anchor} is for short answers; a code debate's first programs "
+                "are chosen by the visible tests (compare best-of-k-tests); valid anchor values for code: none"
             )
         if suite.answer_format == "code" and self.config.arbiter == "llm":
             raise ConfigError(
@@ -247,6 +248,7 @@ class DebateArm:
         arbiter = self._arbiter(ctx)
         stop = Consensus() | MaxRounds(self.config.rounds)
         openings = await self._openings(item, ctx, experts[0].name)
+        held = list(openings) if self.config.anchor == "held" else []
         team = ctx.prepare(
             Debate(
                 experts,
@@ -256,6 +258,7 @@ class DebateArm:
                 answer_pattern=item.answer_pattern,
                 seed=ctx.seed,
                 openings=openings,
+                held=held,
                 peer_answers=self.config.peer_answers,
             )
         )
@@ -277,8 +280,8 @@ class DebateArm:
         )
 
     async def _openings(self, item: Item, ctx: RowContext, first: str) -> dict[str, Position]:
-        """With ``anchor=single``, expert ``first``'s opening: single's own call (none if its output stays
-        malformed: the expert then opens on its own)."""
+        """With ``anchor=single`` or ``held``, expert ``first``'s opening: single's own call (none if its output
+        stays malformed: the expert then opens, and debates, on its own)."""
         if self.config.anchor == "none":
             return {}
         reply, _ = await single_call(item, ctx)
