@@ -529,6 +529,11 @@ GIVEN = Position(
 )
 
 
+def panel(model: ScriptedModel, arbiter=None, **options) -> Debate:
+    """The three built-in experts on ``model``, with a majority vote unless ``arbiter`` is given."""
+    return Debate([RoleAgent(role(n), model.spec) for n in EXPERTS], arbiter or MajorityVote(), **options)
+
+
 async def test_a_given_opening_is_not_asked_and_stands_in_round_one_like_any_other():
     script = {
         "architect": [make_rebuttal("keep", arg("architect", 2))],  # its opening is given: one call only
@@ -537,11 +542,8 @@ async def test_a_given_opening_is_not_asked_and_stands_in_round_one_like_any_oth
     }
     model = ScriptedModel({**script, "arbiter": [make_verdict("keep")]})
     with model:
-        team = Debate(
-            [RoleAgent(role(name), model.spec) for name in EXPERTS],
-            RoleAgent(role("arbiter"), model.spec),
-            stop=MaxRounds(2),
-            openings={"architect": GIVEN},
+        team = panel(
+            model, arbiter=RoleAgent(role("arbiter"), model.spec), stop=MaxRounds(2), openings={"architect": GIVEN}
         )
         result = await team.run(task=TASK)
         loaded = Debate.load_component(team.dump_component())
@@ -562,7 +564,7 @@ async def test_a_given_opening_is_not_asked_and_stands_in_round_one_like_any_oth
 )
 def test_given_openings_must_name_some_but_not_all_experts(openings, message):
     with ScriptedModel({name: [] for name in EXPERTS}) as model, pytest.raises(ConfigError, match=re.escape(message)):
-        Debate([RoleAgent(role(n), model.spec) for n in EXPERTS], MajorityVote(), openings=openings)
+        panel(model, openings=openings)
 
 
 # ------------------------------------------------------------ hidden answers
@@ -574,12 +576,7 @@ async def test_hidden_peer_answers_show_later_rounds_the_arguments_with_every_an
     }
     model = ScriptedModel(script)
     with model:
-        team = Debate(
-            [RoleAgent(role(name), model.spec) for name in EXPERTS],
-            MajorityVote(),
-            stop=MaxRounds(2),
-            peer_answers="hidden",
-        )
+        team = panel(model, stop=MaxRounds(2), peer_answers="hidden")
         result = await team.run(task="57 + 87 + 70 =")
         loaded = Debate.load_component(team.dump_component())
     prompt = model.calls("ops")[1].prompt_text
@@ -598,7 +595,7 @@ def test_an_unknown_peer_answers_view_is_refused():
         ScriptedModel({name: [] for name in EXPERTS}) as model,
         pytest.raises(ConfigError, match="valid: shown, hidden"),
     ):
-        Debate([RoleAgent(role(n), model.spec) for n in EXPERTS], MajorityVote(), peer_answers="blind")  # type: ignore[arg-type]
+        panel(model, peer_answers="blind")  # type: ignore[arg-type]
 
 
 async def test_a_held_opening_stands_in_every_round_without_a_call():
@@ -609,13 +606,7 @@ async def test_a_held_opening_stands_in_every_round_without_a_call():
     }
     model = ScriptedModel(script)
     with model:
-        team = Debate(
-            [RoleAgent(role(name), model.spec) for name in EXPERTS],
-            MajorityVote(),
-            stop=MaxRounds(3),
-            openings={"architect": GIVEN},
-            held=["architect"],
-        )
+        team = panel(model, stop=MaxRounds(3), openings={"architect": GIVEN}, held=["architect"])
         result = await team.run(task=TASK)
         loaded = Debate.load_component(team.dump_component())
     assert [r.positions["architect"] for r in result.rounds] == [GIVEN] * 3
@@ -626,10 +617,9 @@ async def test_a_held_opening_stands_in_every_round_without_a_call():
 
 def test_only_a_given_opening_can_be_held():
     with ScriptedModel({name: [] for name in EXPERTS}) as model:
-        experts = [RoleAgent(role(n), model.spec) for n in EXPERTS]
         with pytest.raises(
             ConfigError, match=re.escape("held: 'ops' has no given opening to hold; valid names: architect")
         ):
-            Debate(experts, MajorityVote(), openings={"architect": GIVEN}, held=["ops"])
+            panel(model, openings={"architect": GIVEN}, held=["ops"])
         with pytest.raises(ConfigError, match=re.escape("valid names: none (no opening is given)")):
-            Debate(experts, MajorityVote(), held=["ops"])
+            panel(model, held=["ops"])

@@ -746,12 +746,16 @@ def _split_openings(agent: str, messages) -> object:
     return _recount(other, answer, "that sum is off")
 
 
+def anchored_rows(sums: Path, out: Path, m, anchor: str) -> tuple[dict, list]:
+    """Per item, (single's row, the anchored debate's row) of a sweep of both arms."""
+    rows = by_key(run(options(sums, out, m, arms=["single", f"debate?anchor={anchor}"])).rows)
+    return rows, [(rows[(i, "single")], rows[(i, f"debate?anchor={anchor}")]) for i in ("q0", "q1", "q2", "q3")]
+
+
 def test_an_anchored_debate_opens_with_the_single_call_and_its_answer_takes_round_ones_ties(sums, tmp_path, model):
     m = model(reply=_split_openings)
-    comparison = run(options(sums, tmp_path / "out", m, arms=["single", "debate?anchor=single"]))
-    rows = by_key(comparison.rows)
-    for item in ("q0", "q1", "q2", "q3"):
-        single, debate = rows[(item, "single")], rows[(item, "debate?anchor=single")]
+    rows, pairs = anchored_rows(sums, tmp_path / "out", m, "single")
+    for single, debate in pairs:
         assert debate.metrics["answers_per_round"][0][0] == single.answer  # expert 1's opening is single's answer
         assert debate.metrics["first_round_vote"] == single.answer  # three answers: the anchor takes the tie
         assert debate.answer == single.answer and debate.score == 1.0
@@ -765,10 +769,7 @@ def test_an_anchored_debate_opens_with_the_single_call_and_its_answer_takes_roun
 
 def test_a_held_anchor_is_the_single_call_in_every_round_and_never_asked(sums, tmp_path, model):
     m = model(reply=_split_openings)
-    comparison = run(options(sums, tmp_path / "out", m, arms=["single", "debate?anchor=held"]))
-    rows = by_key(comparison.rows)
-    for item in ("q0", "q1", "q2", "q3"):
-        single, debate = rows[(item, "single")], rows[(item, "debate?anchor=held")]
+    for single, debate in anchored_rows(sums, tmp_path / "out", m, "held")[1]:
         assert [r[0] for r in debate.metrics["answers_per_round"]] == [single.answer] * 2
         assert (debate.model_calls, debate.billed_calls) == (5, 4)  # the solver call (a hit), 2 openings, 2 rebuttals
     assert "expert_1" not in m.agents  # the held expert is never asked
