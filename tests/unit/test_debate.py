@@ -623,3 +623,38 @@ def test_only_a_given_opening_can_be_held():
             panel(model, openings={"architect": GIVEN}, held=["ops"])
         with pytest.raises(ConfigError, match=re.escape("valid names: none (no opening is given)")):
             panel(model, held=["ops"])
+
+
+# ------------------------------------------------------------ rebutting agents
+async def test_a_rebutting_agent_speaks_for_its_expert_after_round_one():
+    model = ScriptedModel(
+        {
+            "architect": [make_position("keep", arg("architect", 1))],  # rebuts through its rebutting agent
+            "ops": [make_position("split", arg("ops", 1)), make_rebuttal("split", arg("ops", 2))],
+            "business": [make_position("keep", arg("business", 1)), make_rebuttal("keep", arg("business", 2))],
+        }
+    )
+    hot = ScriptedModel({"architect": [make_rebuttal("keep", arg("architect", 2))]}, name="hot")
+    with model, hot:
+        rebutter = RoleAgent(role("architect"), ModelSpec(provider="scripted", model="hot", temperature=0.7))
+        team = panel(model, stop=MaxRounds(2), rebutting=[rebutter])
+        result = await team.run(task=TASK)
+        loaded = Debate.load_component(team.dump_component())
+    assert len(model.calls("architect")) == 1 and len(hot.calls("architect")) == 1
+    assert "ops: split (confidence 0.7)" in hot.calls("architect")[0].prompt_text  # the round-2 view, as any rebuttal
+    assert result.rounds[1].positions["architect"].answer == "keep" and "architect" in result.rounds[1].usage
+    assert team._model_specs()["architect rebutting"] == "scripted:hot@0.7"
+    assert [a.name for a in loaded.rebutting.values()] == ["architect"]
+    assert loaded.rebutting["architect"].spec == rebutter.spec
+
+
+def test_a_rebutting_agent_must_name_one_expert_once():
+    with ScriptedModel({name: [] for name in [*EXPERTS, "judge"]}) as model:
+        judge = RoleAgent(role("arbiter"), model.spec, name="judge")
+        with pytest.raises(
+            ConfigError, match=re.escape("rebutting: no expert is named 'judge'; valid names: architect, ops, business")
+        ):
+            panel(model, rebutting=[judge])
+        ops = RoleAgent(role("ops"), model.spec)
+        with pytest.raises(ConfigError, match=re.escape("rebutting: two agents speak for 'ops'")):
+            panel(model, rebutting=[ops, ops])

@@ -662,6 +662,30 @@ def test_debate_experts_take_one_temperature_each_when_given_one_per_expert():
     for bad, says in (("0/0.7", "one per expert (3)"), ("0/2.5/1", "between 0 and 2"), ("hot", "valid number")):
         with pytest.raises(ConfigError, match=re.escape(says)):
             DebateArm({"temperature": bad})
+    hot = DebateArm({"temperature": "0/0.3/0.3", "rebuttal_temperature": "0/0.7/0.7"})
+    assert hot._rebutting(Ctx(), SHORT_DEBATER) == [("expert_1", 0, 0.0), ("expert_2", 1, 0.7), ("expert_3", 2, 0.7)]
+    assert hot.settings["rebuttal_temperature"] == "0/0.7/0.7"
+    assert mixed._rebutting(Ctx(), SHORT_DEBATER) == [] and "rebuttal_temperature" not in mixed.settings
+    with pytest.raises(ConfigError, match=re.escape("rebuttal_temperature: give one temperature, or one per expert")):
+        DebateArm({"rebuttal_temperature": "0.7/0.7"})
+
+
+def test_experts_rebut_at_the_rebuttal_temperature_from_its_own_cache_store(sums, tmp_path, model):
+    from moot.harness.arms._team_arms import DebateArm
+    from moot.harness.suites._suites import load_suite
+
+    arm = "debate?anchor=held&rebuttal_temperature=0.9"
+    rows = by_key(run(options(sums, tmp_path / "out", model(reply=_split_openings), arms=[arm])).rows)
+    assert rows[("q0", arm)].settings["rebuttal_temperature"] == 0.9
+    assert all(rows[(i, arm)].billed_calls == 5 for i in ("q0", "q1", "q2", "q3"))  # solver, 2 openings, 2 rebuttals
+    from diskcache import Cache
+
+    held = {p.name.split("-")[0]: len(Cache(str(p))) for p in (tmp_path / "out" / "cache").iterdir()}
+    # one rebuttal per item from each sampled expert, drawn at 0.9 on its own seed; none from the held one
+    assert [held[f"scripted_sums@0.9_seed_{i}"] for i in range(3)] == [0, 4, 4]
+    assert [held[f"scripted_sums@0.7_seed_{i}"] for i in range(3)] == [0, 4, 4]  # the openings
+    with pytest.raises(ConfigError, match=r"rebuttal_temperature is for short answers.*valid for code: leave it out"):
+        DebateArm({"rebuttal_temperature": "0.9"}).check(load_suite("humaneval[:2]"))
 
 
 def test_a_cache_only_replay_reproduces_every_row_with_no_call(sums, tmp_path, model):

@@ -84,6 +84,7 @@ class DebateConfig(BaseModel):
     openings: dict[str, Position] = {}
     held: list[str] = []
     peer_answers: Literal["shown", "hidden"] = "shown"
+    rebutting: list[ComponentModel] = []
 
 
 def checked_options(options: Sequence[str]) -> tuple[str, ...]:
@@ -121,6 +122,19 @@ def _checked_held(held: Sequence[str], openings: Mapping[str, Position]) -> tupl
     return tuple(dict.fromkeys(held))
 
 
+def _checked_rebutting(rebutting: Sequence[RoleAgent], experts: Sequence[RoleAgent]) -> dict[str, RoleAgent]:
+    """Agents that speak for experts after round 1, by the expert's name, or ConfigError naming the experts."""
+    names = [e.name for e in experts]
+    by_name: dict[str, RoleAgent] = {}
+    for agent in rebutting:
+        if agent.name not in names:
+            raise ConfigError(f"rebutting: no expert is named {agent.name!r}; valid names: {', '.join(names)}")
+        if agent.name in by_name:
+            raise ConfigError(f"rebutting: two agents speak for {agent.name!r}; give at most one per expert")
+        by_name[agent.name] = agent
+    return by_name
+
+
 class Debate(MootTeam, Component[DebateConfig]):
     """Experts debate, an arbiter rules (see module docstring).
 
@@ -134,6 +148,8 @@ class Debate(MootTeam, Component[DebateConfig]):
     ``held`` names those of them that stand unchanged in every later round
     (asked nothing again), so the others must out-vote them rather than talk them round.
     ``peer_answers="hidden"`` shows later rounds the others' arguments without their answers.
+    ``rebutting`` holds agents that speak for experts of the same name after round 1 (the same role on
+    another model spec, such as a higher temperature), so openings and rebuttals can be drawn differently.
     If the LLM arbiter's output stays malformed, a majority vote rules instead and the result says so.
     ``dump_component()`` saves the whole team (experts, arbiter, stop); a
     custom Arbiter that is not an agent cannot be saved that way.
@@ -158,6 +174,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         openings: Mapping[str, Position] | None = None,
         held: Sequence[str] = (),
         peer_answers: Literal["shown", "hidden"] = "shown",
+        rebutting: Sequence[RoleAgent] = (),
         name: str = "debate",
         description: str = "Experts debate in rounds; an arbiter rules.",
     ) -> None:
@@ -172,6 +189,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         if peer_answers not in ("shown", "hidden"):
             raise ConfigError(f"peer_answers: {peer_answers!r} is not a view; valid: shown, hidden")
         self.peer_answers = peer_answers
+        self.rebutting = _checked_rebutting(rebutting, self.experts)
 
     # ------------------------------------------------------------------ turns
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
@@ -215,7 +233,8 @@ class Debate(MootTeam, Component[DebateConfig]):
             schema = with_options(
                 self._answering(Rebuttal, "answer"), "claim", claims_of(shown, expert.name), listed=True
             )
-        message = await self._ask(expert, prompt, token, schema, closing=closing)
+        speaker = expert if previous is None else self.rebutting.get(expert.name, expert)
+        message = await self._ask(speaker, prompt, token, schema, closing=closing)
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
             raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")
         if previous is not None and expert.name in previous.positions:
@@ -250,6 +269,12 @@ class Debate(MootTeam, Component[DebateConfig]):
 
     def _agents(self) -> list[ChatAgent]:
         return [*self.experts, *([self.arbiter] if isinstance(self.arbiter, ChatAgent) else [])]
+
+    def _model_specs(self) -> dict[str, str]:
+        """Each agent's model spec; an expert's rebuttals under ``NAME rebutting`` when another agent speaks them."""
+        specs = super()._model_specs()
+        specs.update({f"{n} rebutting": str(a.spec) for n, a in self.rebutting.items() if a.spec is not None})
+        return specs
 
     # ---------------------------------------------------------------- verdict
     def latest_positions(self) -> list[tuple[str, Position]]:
@@ -361,6 +386,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             openings=dict(self.openings),
             held=list(self.held),
             peer_answers=self.peer_answers,
+            rebutting=[a.dump_component() for a in self.rebutting.values()],
         )
 
     @classmethod
@@ -378,6 +404,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             openings=config.openings,
             held=config.held,
             peer_answers=config.peer_answers,
+            rebutting=[ChatAgent.load_component(a) for a in config.rebutting],  # type: ignore[misc]
             name=config.name,
             description=config.description,
         )

@@ -165,29 +165,48 @@ class DebateSettings(BaseModel):
     """Short answers: ``hidden`` shows each expert the others' arguments in later rounds with their answers
     masked, so a rebuttal has to reach its answer from the reasoning rather than restate a peer's."""
 
-    @field_validator("temperature", mode="before")
+    rebuttal_temperature: float | tuple[float, ...] | None = None
+    """Short answers: the temperature the experts rebut at, one for all or one per expert (default: each
+    expert's own). A rebuttal drawn hotter than its opening makes a recomputation that lands on a peer's
+    answer rarer by chance, so the agreement that adopts a change says more."""
+
+    @field_validator("temperature", "rebuttal_temperature", mode="before")
     @classmethod
     def _per_expert(cls, value: Any) -> Any:
         if isinstance(value, str) and "/" in value:
             return tuple(part.strip() for part in value.split("/"))
         return value
 
-    @field_validator("temperature")
+    @field_validator("temperature", "rebuttal_temperature")
     @classmethod
-    def _in_range(cls, value: float | tuple[float, ...]) -> float | tuple[float, ...]:
-        if any(not 0.0 <= t <= 2.0 for t in (value if isinstance(value, tuple) else (value,))):
+    def _in_range(cls, value: float | tuple[float, ...] | None) -> float | tuple[float, ...] | None:
+        if any(not 0.0 <= t <= 2.0 for t in _each(value)):
             raise ValueError("each temperature must be between 0 and 2")
         return value
 
     @model_validator(mode="after")
     def _one_per_expert(self) -> Self:
-        if isinstance(self.temperature, tuple) and len(self.temperature) != self.experts:
-            raise ValueError(f"give one temperature, or one per expert ({self.experts}) separated by '/'")
+        for field in ("temperature", "rebuttal_temperature"):
+            value = getattr(self, field)
+            if isinstance(value, tuple) and len(value) != self.experts:
+                raise ValueError(f"{field}: give one temperature, or one per expert ({self.experts}) separated by '/'")
         return self
 
     def expert_temperature(self, index: int) -> float:
         """Expert ``index``'s (0-based) temperature."""
-        return self.temperature[index] if isinstance(self.temperature, tuple) else self.temperature
+        return _nth(self.temperature, index)
+
+    def rebuttal_temperature_of(self, index: int) -> float | None:
+        """Expert ``index``'s (0-based) rebuttal temperature; None: it rebuts as it opened."""
+        return None if self.rebuttal_temperature is None else _nth(self.rebuttal_temperature, index)
+
+
+def _each(value: float | tuple[float, ...] | None) -> tuple[float, ...]:
+    return () if value is None else value if isinstance(value, tuple) else (value,)
+
+
+def _nth(value: float | tuple[float, ...], index: int) -> float:
+    return value[index] if isinstance(value, tuple) else value
 
 
 class DebateArm:
@@ -203,9 +222,11 @@ class DebateArm:
         """The configuration (the rows' key); per-expert temperatures as they are written (``0/0.7/0.7``).
         ``anchor=none`` and ``peer_answers=shown`` are what every row did before the options existed, so they
         are left out."""
-        settings = key_settings(self.config, anchor="none", peer_answers="shown")
-        if isinstance(self.config.temperature, tuple):
-            settings["temperature"] = "/".join(f"{t:g}" for t in self.config.temperature)
+        settings = key_settings(self.config, anchor="none", peer_answers="shown", rebuttal_temperature=None)
+        for field in ("temperature", "rebuttal_temperature"):
+            value = getattr(self.config, field)
+            if isinstance(value, tuple):
+                settings[field] = "/".join(f"{t:g}" for t in value)
         return settings
 
     def check(self, suite: Suite) -> None:
@@ -213,6 +234,11 @@ class DebateArm:
             raise ConfigError(
                 "arm 'debate': peer_answers=hidden is for short answers; a code debate's experts see each "
                 "other's programs and test results; valid peer_answers values for code: shown"
+            )
+        if suite.answer_format == "code" and self.config.rebuttal_temperature is not None:
+            raise ConfigError(
+                "arm 'debate': rebuttal_temperature is for short answers; a code debate's later programs are "
+                "drawn as its first ones and adopted on the visible tests; valid for code: leave it out"
             )
         if suite.answer_format == "code" and self.config.anchor != "none":
             raise ConfigError(
@@ -231,15 +257,23 @@ class DebateArm:
 
     def _experts(self, ctx: RowContext, role: Role) -> list[RoleAgent]:
         """Each expert on its own seed: expert i samples exactly as self-consistency's sample i - 1 does."""
+        return [self._expert(ctx, role, i, self.config.expert_temperature(i - 1)) for i in self._numbers()]
+
+    def _rebutting(self, ctx: RowContext, role: Role) -> list[RoleAgent]:
+        """With ``rebuttal_temperature``, each expert's rebutting agent: its own seed, the rebuttal temperature."""
         return [
-            ctx.agent(
-                role,
-                model_role=f"expert_{i}",
-                name=f"expert_{i}",
-                spec=ctx.sampled(f"expert_{i}", i - 1, self.config.expert_temperature(i - 1)),
-            )
-            for i in range(1, self.config.experts + 1)
+            self._expert(ctx, role, i, t)
+            for i in self._numbers()
+            if (t := self.config.rebuttal_temperature_of(i - 1)) is not None
         ]
+
+    def _numbers(self) -> range:
+        return range(1, self.config.experts + 1)
+
+    @staticmethod
+    def _expert(ctx: RowContext, role: Role, i: int, temperature: float) -> RoleAgent:
+        spec = ctx.sampled(f"expert_{i}", i - 1, temperature)
+        return ctx.agent(role, model_role=f"expert_{i}", name=f"expert_{i}", spec=spec)
 
     async def solve(self, item: Item, ctx: RowContext) -> Attempt:
         if item.code is not None:
@@ -260,6 +294,7 @@ class DebateArm:
                 openings=openings,
                 held=held,
                 peer_answers=self.config.peer_answers,
+                rebutting=self._rebutting(ctx, SHORT_DEBATER),
             )
         )
         result = await team.run(task=item.task)
