@@ -102,8 +102,13 @@ def arm_settings(model: type[Settings], name: str, options: Mapping[str, str]) -
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "options"
-        valid = ", ".join(f"{k} (default {f.default})" for k, f in model.model_fields.items()) or "none"
+        valid = ", ".join(f"{k} (default {_shown(f.default)})" for k, f in model.model_fields.items()) or "none"
         raise ConfigError(f"arm {name!r}: {where}: {first['msg']}; valid options: {valid}") from None
+
+
+def _shown(default: object) -> object:
+    """An option's default as a user would write it: ``unset`` for one that is off unless given."""
+    return "unset" if default is None else default
 
 
 def key_settings(config: BaseModel, **before: object) -> dict[str, Any]:
