@@ -27,7 +27,7 @@ RoundsVote on every round's positions.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
@@ -102,13 +102,18 @@ def checked_options(options: Sequence[str]) -> tuple[str, ...]:
     return chosen
 
 
+def _check_named(field: str, given: Iterable[str], experts: Sequence[RoleAgent]) -> None:
+    """ConfigError naming the experts that exist if a name in ``given`` (an option keyed by expert) is not one."""
+    names = [e.name for e in experts]
+    unknown = next((n for n in given if n not in names), None)
+    if unknown is not None:
+        raise ConfigError(f"{field}: no expert is named {unknown!r}; valid names: {', '.join(names)}")
+
+
 def _checked_openings(openings: Mapping[str, Position], experts: Sequence[RoleAgent]) -> dict[str, Position]:
     """Given openings keyed by expert name, or ConfigError naming the experts that exist."""
-    names = [e.name for e in experts]
-    unknown = next((n for n in openings if n not in names), None)
-    if unknown is not None:
-        raise ConfigError(f"openings: no expert is named {unknown!r}; valid names: {', '.join(names)}")
-    if len(openings) == len(names):
+    _check_named("openings", openings, experts)
+    if len(openings) == len(experts):
         raise ConfigError("openings: at least one expert must open on its own (given openings are not a debate)")
     return dict(openings)
 
@@ -124,11 +129,9 @@ def _checked_held(held: Sequence[str], openings: Mapping[str, Position]) -> tupl
 
 def _checked_rebutting(rebutting: Sequence[RoleAgent], experts: Sequence[RoleAgent]) -> dict[str, RoleAgent]:
     """Agents that speak for experts after round 1, by the expert's name, or ConfigError naming the experts."""
-    names = [e.name for e in experts]
+    _check_named("rebutting", (a.name for a in rebutting), experts)
     by_name: dict[str, RoleAgent] = {}
     for agent in rebutting:
-        if agent.name not in names:
-            raise ConfigError(f"rebutting: no expert is named {agent.name!r}; valid names: {', '.join(names)}")
         if agent.name in by_name:
             raise ConfigError(f"rebutting: two agents speak for {agent.name!r}; give at most one per expert")
         by_name[agent.name] = agent

@@ -220,8 +220,8 @@ class DebateArm:
     @property
     def settings(self) -> Mapping[str, Any]:
         """The configuration (the rows' key); per-expert temperatures as they are written (``0/0.7/0.7``).
-        ``anchor=none`` and ``peer_answers=shown`` are what every row did before the options existed, so they
-        are left out."""
+        ``anchor=none``, ``peer_answers=shown`` and an unset ``rebuttal_temperature`` are what every row did
+        before the options existed, so they are left out."""
         settings = key_settings(self.config, anchor="none", peer_answers="shown", rebuttal_temperature=None)
         for field in ("temperature", "rebuttal_temperature"):
             value = getattr(self.config, field)
