@@ -23,6 +23,9 @@ from moot.harness.arms._arm import _ARMS
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
 
 ARMS = ["single", "self-consistency?k=3", "reflection", "debate"]
+CLASSIC = "debate?rounds=2&anchor=none&peer_answers=shown&temperature=0.7"
+"""The debate every short-answer row ran before the defaults took what measured best: three experts opening on
+their own at 0.7, shown each other's answers, two rounds."""
 
 
 @pytest.fixture
@@ -168,30 +171,30 @@ def test_a_changed_model_spec_never_reuses_rows(sums, tmp_path, model):
 
 def test_compute_matched_sizes_self_consistency_to_the_debate_calls(tmp_path, model):
     suite = write_sums(tmp_path / "sums.jsonl", 4)
-    m = model(stubborn=True)  # expert_3 never agrees: every debate runs both rounds, 3 experts x 2 = 6 calls
+    m = model(stubborn=True)  # expert_3 never agrees: every debate runs both rounds
     opts = options(suite, tmp_path / "out", m, arms=["debate", "self-consistency"], compute_matched=True)
     comparison = run(opts)
     debate = [r for r in comparison.rows if r.arm == "debate"]
-    assert [r.model_calls for r in debate] == [6, 6, 6, 6]
-    assert comparison.matched_k == 6
+    assert [r.model_calls for r in debate] == [7, 7, 7, 7]  # the held anchor's solver call, 2 experts x 3 rounds
+    assert comparison.matched_k == 7
     sc = [r for r in comparison.rows if r.arm == "self-consistency"]
-    assert len(sc) == 4 and all(r.model_calls == 6 and r.settings["k"] == 6 for r in sc)
+    assert len(sc) == 4 and all(r.model_calls == 7 and r.settings["k"] == 7 for r in sc)
     report = build_report(comparison)
-    assert report.matched_k == 6
-    assert report.arms[0].mean_calls == report.arms[1].mean_calls == 6
+    assert report.matched_k == 7
+    assert report.arms[0].mean_calls == report.arms[1].mean_calls == 7
 
 
 def test_compute_matched_with_two_debate_arms_matches_the_first_listed(tmp_path, model):
     suite = write_sums(tmp_path / "sums.jsonl", 4)
     m = model(stubborn=True)
-    arms = ["debate?experts=4", "debate", "self-consistency"]
+    arms = [f"{CLASSIC}&experts=4", "debate", "self-consistency"]
     comparison = run(options(suite, tmp_path / "out", m, arms=arms, compute_matched=True))
     calls = {arm: [r.model_calls for r in comparison.rows if r.arm == arm] for arm in arms}
-    assert calls["debate"] == [6, 6, 6, 6] and calls["debate?experts=4"] == [8, 8, 8, 8]
-    assert comparison.matched_k == 8 and comparison.matched_to == "debate?experts=4"
+    assert calls["debate"] == [7, 7, 7, 7] and calls[f"{CLASSIC}&experts=4"] == [8, 8, 8, 8]  # 4 experts x 2 rounds
+    assert comparison.matched_k == 8 and comparison.matched_to == f"{CLASSIC}&experts=4"
     report = build_report(comparison)
     markdown = write_report(report, tmp_path / "out").markdown.read_text()
-    assert "k = 8 samples, the mean model calls per item of debate?experts=4" in markdown
+    assert f"k = 8 samples, the mean model calls per item of {CLASSIC}&experts=4" in markdown
 
 
 def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_path, model):
@@ -205,8 +208,8 @@ def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_pat
         (["reflection-tests"], "arm 'reflection-tests' needs a suite whose items have tests"),
         (["singel"], "unknown arm 'singel'; known arms: best-of-k-tests, debate, reflection, reflection-tests"),
         (["debate?experts=1"], "arm 'debate': experts: Input should be greater than or equal to 2"),
-        (["debate?judges=2"], "valid options: experts (default 3), rounds (default 2)"),
-        (["debate?rebuttal_temperature=hot"], "rebuttal_temperature (default unset)"),
+        (["debate?judges=2"], "valid options: experts (default 3), rounds (default 3 for short answers, 2 for code)"),
+        (["debate?rebuttal_temperature=hot"], "rebuttal_temperature (default 0.7 for short answers, as opened for"),
         (["single", "single"], "each arm may appear once"),
     ],
 )
@@ -532,13 +535,13 @@ def _rounds_that_fix_one_item_and_break_another(agent, messages):
 
 def test_a_debate_row_carries_its_first_round_vote_and_the_report_says_what_the_rounds_bought(sums, tmp_path, model):
     m = model(reply=_rounds_that_fix_one_item_and_break_another)
-    comparison = run(options(sums, tmp_path / "out", m, arms=["debate"]))
+    comparison = run(options(sums, tmp_path / "out", m, arms=[CLASSIC]))
     rows = by_key(comparison.rows)
-    fixed, broken = rows[("q1", "debate")], rows[("q2", "debate")]
+    fixed, broken = rows[("q1", CLASSIC)], rows[("q2", CLASSIC)]
     assert (fixed.metrics["first_round_vote"], fixed.metrics["first_round_score"], fixed.score) == ("4", 0.0, 1.0)
     assert (broken.metrics["first_round_vote"], broken.metrics["first_round_score"], broken.score) == ("6", 1.0, 0.0)
     assert fixed.metrics["position_scores"] == [[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
-    assert rows[("q0", "debate")].metrics["position_scores"] == [[1.0, 1.0, 1.0]]  # settled in round 1
+    assert rows[("q0", CLASSIC)].metrics["position_scores"] == [[1.0, 1.0, 1.0]]  # settled in round 1
     assert m.calls == 3 + 6 + 6 + 3  # the counterfactuals cost no model call
     arm = build_report(comparison).arms[0]
     assert (arm.accuracy, arm.first_round_vote) == (0.75, 0.75)
@@ -549,7 +552,7 @@ def test_a_debate_row_carries_its_first_round_vote_and_the_report_says_what_the_
     files = write_report(build_report(comparison), tmp_path / "out")
     text = files.markdown.read_text()
     assert text.index("What the rounds bought") < text.index("## Arms")  # the cheaper explanation comes first
-    assert "| debate | first-round vote | 4 | 75.0% | 75.0% | +0.0 pts |" in text
+    assert f"| {CLASSIC} | first-round vote | 4 | 75.0% | 75.0% | +0.0 pts |" in text
     summary = json.loads(files.summary.read_text())["arms"][0]
     assert summary["first_round_vote"] == 0.75 and summary["rounds_changed"] == {"better": 1, "worse": 1}
 
@@ -659,14 +662,17 @@ def test_debate_experts_take_one_temperature_each_when_given_one_per_expert():
     assert mixed.settings["temperature"] == "0/0.7/1.1"  # the rows' key, as written
     same = DebateArm({"temperature": "0.3"})
     assert [t for *_, t in same._experts(Ctx(), SHORT_DEBATER)] == [0.3, 0.3, 0.3]
-    assert DebateArm({}).settings["temperature"] == 0.7  # the key every earlier row has
+    assert DebateArm({}).settings["temperature"] == "0/0.3/0.3"  # short answers: the anchor, two experts at 0.3
+    assert [t for *_, t in DebateArm({"anchor": "none"})._experts(Ctx(), SHORT_DEBATER)] == [0.3, 0.3, 0.3]
     for bad, says in (("0/0.7", "one per expert (3)"), ("0/2.5/1", "between 0 and 2"), ("hot", "valid number")):
         with pytest.raises(ConfigError, match=re.escape(says)):
             DebateArm({"temperature": bad})
     hot = DebateArm({"temperature": "0/0.3/0.3", "rebuttal_temperature": "0/0.7/0.7"})
     assert hot._rebutting(Ctx(), SHORT_DEBATER) == [("expert_1", 0, 0.0), ("expert_2", 1, 0.7), ("expert_3", 2, 0.7)]
     assert hot.settings["rebuttal_temperature"] == "0/0.7/0.7"
-    assert mixed._rebutting(Ctx(), SHORT_DEBATER) == [] and "rebuttal_temperature" not in mixed.settings
+    assert [t for *_, t in mixed._rebutting(Ctx(), SHORT_DEBATER)] == [0.7, 0.7, 0.7]  # short answers' default
+    as_opened = DebateArm({"temperature": "0/0.7/1.1", "rebuttal_temperature": "0/0.7/1.1"})
+    assert as_opened._rebutting(Ctx(), SHORT_DEBATER) == [] and "rebuttal_temperature" not in as_opened.settings
     with pytest.raises(ConfigError, match=re.escape("rebuttal_temperature: give one temperature, or one per expert")):
         DebateArm({"rebuttal_temperature": "0.7/0.7"})
 
@@ -677,14 +683,15 @@ def test_experts_rebut_at_the_rebuttal_temperature_from_its_own_cache_store(sums
     from moot.harness.arms._team_arms import DebateArm
     from moot.harness.suites._suites import load_suite
 
-    arm = "debate?anchor=held&rebuttal_temperature=0.9"
+    arm = "debate?anchor=held&rebuttal_temperature=0.9&rounds=2"
     rows = by_key(run(options(sums, tmp_path / "out", model(reply=_split_openings), arms=[arm])).rows)
     assert rows[("q0", arm)].settings["rebuttal_temperature"] == 0.9
     assert all(rows[(i, arm)].billed_calls == 5 for i in ("q0", "q1", "q2", "q3"))  # solver, 2 openings, 2 rebuttals
     entries = {p.name.split("-")[0]: len(Cache(str(p))) for p in (tmp_path / "out" / "cache").iterdir()}
     # one rebuttal per item from each sampled expert, drawn at 0.9 on its own seed; none from the held one
     assert [entries[f"scripted_sums@0.9_seed_{i}"] for i in range(3)] == [0, 4, 4]
-    assert [entries[f"scripted_sums@0.7_seed_{i}"] for i in range(3)] == [0, 4, 4]  # the openings
+    openings = [entries.get(f"scripted_sums@{t}_seed_{i}", 0) for i, t in enumerate(("0", "0.3", "0.3"))]
+    assert openings == [0, 4, 4]  # the sampled experts' openings at 0.3; the held anchor's is the solver call
     with pytest.raises(ConfigError, match=r"rebuttal_temperature is for short answers.*valid for code: leave it out"):
         DebateArm({"rebuttal_temperature": "0.9"}).check(load_suite("humaneval[:2]"))
 
@@ -773,8 +780,9 @@ def _split_openings(agent: str, messages) -> object:
 
 def anchored_rows(sums: Path, out: Path, m, anchor: str) -> tuple[dict, list]:
     """Per item, (single's row, the anchored debate's row) of a sweep of both arms."""
-    rows = by_key(run(options(sums, out, m, arms=["single", f"debate?anchor={anchor}"])).rows)
-    return rows, [(rows[(i, "single")], rows[(i, f"debate?anchor={anchor}")]) for i in ("q0", "q1", "q2", "q3")]
+    arm = f"debate?anchor={anchor}&rounds=2"
+    rows = by_key(run(options(sums, out, m, arms=["single", arm])).rows)
+    return rows, [(rows[(i, "single")], rows[(i, arm)]) for i in ("q0", "q1", "q2", "q3")]
 
 
 def test_an_anchored_debate_opens_with_the_single_call_and_its_answer_takes_round_ones_ties(sums, tmp_path, model):
@@ -787,8 +795,9 @@ def test_an_anchored_debate_opens_with_the_single_call_and_its_answer_takes_roun
         # the solver call (a cache hit after single's), two openings, three rebuttals
         assert (debate.model_calls, debate.billed_calls) == (6, 5)
     assert m.agents.count("solver") == 4  # once per item: the debate's anchor call came from the cache
-    assert rows[("q0", "debate?anchor=single")].settings == {
-        "anchor": "single", "arbiter": "auto", "experts": 3, "rounds": 2, "temperature": 0.7,
+    assert rows[("q0", "debate?anchor=single&rounds=2")].settings == {
+        "anchor": "single", "arbiter": "auto", "experts": 3, "rounds": 2, "temperature": "0/0.3/0.3",
+        "peer_answers": "hidden", "rebuttal_temperature": 0.7,
     }  # fmt: skip
 
 
@@ -809,7 +818,7 @@ def test_hidden_peer_answers_reach_the_debate_and_its_rows_key(sums, tmp_path, m
             rebuttals.append(text.split("Answer one claim")[0])
         return _split_openings(agent, messages)
 
-    arm = "debate?anchor=single&peer_answers=hidden"
+    arm = "debate?anchor=single&peer_answers=hidden&rounds=2"
     comparison = run(options(sums, tmp_path / "out", model(reply=reply), arms=[arm]))
     row = by_key(comparison.rows)[("q0", arm)]
     assert row.settings["peer_answers"] == "hidden" and len(rebuttals) == 12
@@ -822,8 +831,20 @@ def test_anchor_is_refused_for_code_and_left_out_of_the_key_when_off():
     from moot.harness.arms._team_arms import DebateArm
     from moot.harness.suites._suites import load_suite
 
-    assert "anchor" not in DebateArm({}).settings  # every earlier debate row keeps its key
-    assert "peer_answers" not in DebateArm({}).settings
+    old_key = {"experts": 3, "rounds": 2, "arbiter": "auto", "temperature": 0.7}  # every earlier row's
+    classic = {"rounds": "2", "anchor": "none", "peer_answers": "shown", "temperature": "0.7"}
+    assert DebateArm(classic).settings == old_key
+    code = DebateArm({})
+    code.check(load_suite("humaneval[:2]"))
+    assert code.settings == old_key  # a code debate's defaults are what every code row ran
+    assert DebateArm({}).settings == {  # short answers: what measured best on chain_sum
+        **old_key,
+        "rounds": 3,
+        "temperature": "0/0.3/0.3",
+        "anchor": "held",
+        "peer_answers": "hidden",
+        "rebuttal_temperature": 0.7,
+    }
     with pytest.raises(ConfigError, match=r"peer_answers=hidden is for short answers.*values for code: shown"):
         DebateArm({"peer_answers": "hidden"}).check(load_suite("humaneval[:2]"))
     with pytest.raises(ConfigError, match=r"anchor=single is for short answers.*valid anchor values for code: none"):

@@ -79,13 +79,14 @@ def write_sums(path: Path, n: int) -> Path:
     return path
 
 
-def position(answer: str, agent: str, *, rebut: bool = False) -> Opening | Rebuttal:
-    """Round 1: an Opening. Later: a Rebuttal answering another expert's (only) claim, quoted as made."""
-    if not rebut:
+def position(answer: str, agent: str, prompt: str = "") -> Opening | Rebuttal:
+    """Round 1 (``prompt`` lists no claims): an Opening. Later: a Rebuttal answering the first claim of another
+    expert the prompt lists, quoted as listed."""
+    claim = first_claim(prompt, agent)
+    if claim is None:
         return Opening(reasoning="worked it out", answer=answer, key_arguments=["checked the sum"], confidence=0.6)
-    other = "expert_2" if agent == "expert_1" else "expert_1"
     return Rebuttal(
-        claim=f"{other}: checked the sum",
+        claim=claim,
         response="the other sum is off",
         reasoning=f"added the numbers again: the sum = {answer}",
         answer=answer,
@@ -93,6 +94,19 @@ def position(answer: str, agent: str, *, rebut: bool = False) -> Opening | Rebut
         key_arguments=["checked the sum"],
         confidence=0.6,
     )
+
+
+def first_claim(prompt: str, agent: str) -> str | None:
+    """The first ``expert: argument`` a rebuttal prompt lists for an expert other than ``agent``."""
+    if "Answer one claim of another expert" not in prompt:
+        return None
+    speaker = None
+    for line in prompt.splitlines():
+        if heading := re.match(r"(expert_\d+):", line):
+            speaker = heading.group(1)
+        elif line.startswith("- ") and speaker not in (None, agent):
+            return f"{speaker}: {line[2:]}"
+    return None
 
 
 def critique(score: int) -> Critique:
@@ -123,7 +137,7 @@ def arithmetic(wrong: set[int] = frozenset(), *, stubborn: bool = False) -> Repl
             return critique(90)
         if agent.startswith("expert_"):
             answer = str((total or 0) + 1) if stubborn and agent == "expert_3" else right
-            return position(answer, agent, rebut="Answer one claim of another expert" in text)
+            return position(answer, agent, text)
         if agent == "arbiter":
             return verdict(right)
         if agent == "judge":  # an honest judge: the graded answer against the reference in its prompt

@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
+from pydantic.fields import FieldInfo
 
 from moot.errors import ConfigError, MalformedOutputError
 from moot.harness.jobs._context import RowContext
@@ -29,6 +30,7 @@ __all__ = [
     "arm_settings",
     "ask",
     "build_arm",
+    "by_answers",
     "key_settings",
     "known_arms",
     "register_arm",
@@ -102,13 +104,28 @@ def arm_settings(model: type[Settings], name: str, options: Mapping[str, str]) -
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "options"
-        valid = ", ".join(f"{k} (default {_shown(f.default)})" for k, f in model.model_fields.items()) or "none"
+        valid = ", ".join(f"{k} (default {_shown(f)})" for k, f in model.model_fields.items()) or "none"
         raise ConfigError(f"arm {name!r}: {where}: {first['msg']}; valid options: {valid}") from None
 
 
-def _shown(default: object) -> object:
-    """An option's default as a user would write it: ``unset`` for one that is off unless given."""
-    return "unset" if default is None else default
+def _shown(field: FieldInfo) -> object:
+    """An option's default as a user would read it: what :func:`by_answers` says it is, or ``unset`` for one
+    that is off unless given."""
+    extra = field.json_schema_extra
+    if isinstance(extra, dict) and DEFAULT_BY_ANSWERS in extra:
+        return extra[DEFAULT_BY_ANSWERS]
+    return "unset" if field.default is None else field.default
+
+
+DEFAULT_BY_ANSWERS = "default_by_answers"
+
+
+def by_answers(short: str, code: str, **constraints: Any) -> Any:
+    """An option whose default depends on the suite's answers (left unset, the arm fills it in ``check``):
+    short answers and code were tuned apart, and what measured best differs. ``constraints`` bound a given
+    value (``ge=1``)."""
+    shown = f"{short} for short answers, {code} for code"
+    return Field(default=None, json_schema_extra={DEFAULT_BY_ANSWERS: shown}, **constraints)
 
 
 def key_settings(config: BaseModel, **before: object) -> dict[str, Any]:

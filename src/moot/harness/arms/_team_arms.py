@@ -30,11 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from moot.arbiters import Arbiter, MajorityVote, RoundsVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Attempt, arm_settings, key_settings, register_arm
+from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settings, register_arm
 from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
 from moot.harness.arms._sampling import answer_from_draft, single_call
 from moot.harness.jobs._context import MAX_EXPERTS, RowContext
-from moot.harness.suites._items import CodeTask, Item, Suite
+from moot.harness.suites._items import AnswerFormat, CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Position, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
 from moot.teams import CodeDebate, CodeDebateResult, Debate, DebateResult, Reflection, ReflectionResult, Revision
@@ -142,33 +142,46 @@ class TestReflectionArm:
         return attempt
 
 
+Anchor = Literal["none", "single", "held"]
+PeerAnswers = Literal["shown", "hidden"]
+Temperatures = float | tuple[float, ...]
+
+
 class DebateSettings(BaseModel):
+    """A debate arm's options as given. An option left unset takes its default for the suite's answers
+    (:meth:`for_answers`): short answers and code were tuned apart (docs/compare/tuning/README.md), and what
+    measured best differs."""
+
     model_config = ConfigDict(extra="forbid")
 
     experts: int = Field(default=3, ge=2, le=MAX_EXPERTS)
-    rounds: int = Field(default=2, ge=1, le=10)
+    rounds: int | None = by_answers("3", "2", ge=1, le=10)
+    """At most this many rounds (fewer when the experts agree). Short answers: the third round let a change
+    adopted in the second outvote round 1 (chain-sum-100: 1 item better, none worse). Code: a later round
+    runs only while no program passes every visible test."""
     arbiter: Literal["auto", "rounds", "vote", "llm"] = "auto"
     """Short answers: ``rounds`` (auto) a vote over every round's positions, ties to the first-round vote;
     ``vote`` a majority of the last round; ``llm`` an LLM arbiter. Code: the program vote (auto, vote)."""
-    temperature: float | tuple[float, ...] = 0.7
+    temperature: Temperatures | None = by_answers("0.3 (the anchor 0)", "0.7")
     """The experts' sampling temperature, used unless their spec sets one: one for all, or one per expert
     (``temperature=0/0.7/0.7``: a greedy expert beside two sampled ones; ``/`` because ``--arms`` splits
     on commas)."""
 
-    anchor: Literal["none", "single", "held"] = "none"
+    anchor: Anchor | None = by_answers("held", "none")
     """Short answers: ``single`` gives expert 1 the single arm's answer as its opening (the same greedy solver
     call, a cache hit when ``single`` runs too), so the first-round vote starts from the answer one call
     returns and the sampled experts must out-vote it; ``held`` also keeps that answer unchanged in every
     later round (expert 1 is asked nothing more); ``none``: every expert opens on its own."""
 
-    peer_answers: Literal["shown", "hidden"] = "shown"
+    peer_answers: PeerAnswers | None = by_answers("hidden", "shown")
     """Short answers: ``hidden`` shows each expert the others' arguments in later rounds with their answers
     masked, so a rebuttal has to reach its answer from the reasoning rather than restate a peer's."""
 
-    rebuttal_temperature: float | tuple[float, ...] | None = None
-    """Short answers: the temperature the experts rebut at, one for all or one per expert (default: each
-    expert's own). A rebuttal drawn hotter than its opening makes a recomputation that lands on a peer's
-    answer rarer by chance, so the agreement that adopts a change says more."""
+    rebuttal_temperature: Temperatures | None = by_answers("0.7", "as opened")
+    """Short answers: the temperature the experts rebut at, one for all or one per expert. A rebuttal drawn
+    hotter than its opening makes a recomputation that lands on a peer's answer rarer by chance, so the
+    agreement that adopts a change says more. Equal to the openings' temperatures, it is the same as
+    rebutting as opened (and keys the rows so)."""
 
     @field_validator("temperature", "rebuttal_temperature", mode="before")
     @classmethod
@@ -179,7 +192,7 @@ class DebateSettings(BaseModel):
 
     @field_validator("temperature", "rebuttal_temperature")
     @classmethod
-    def _in_range(cls, value: float | tuple[float, ...] | None) -> float | tuple[float, ...] | None:
+    def _in_range(cls, value: Temperatures | None) -> Temperatures | None:
         if any(not 0.0 <= t <= 2.0 for t in _each(value)):
             raise ValueError("each temperature must be between 0 and 2")
         return value
@@ -192,6 +205,47 @@ class DebateSettings(BaseModel):
                 raise ValueError(f"{field}: give one temperature, or one per expert ({self.experts}) separated by '/'")
         return self
 
+    def for_answers(self, answer_format: AnswerFormat) -> DebatePlan:
+        """What the arm runs on a suite of ``answer_format`` answers: every unset option at its default there.
+
+        Short answers (measured on chain_sum, docs/compare.md): the single answer held as expert 1, two experts
+        opening at 0.3 and rebutting at 0.7, arguments shown with their answers hidden, three rounds. Code: three
+        experts at 0.7, programs and test results shown, two rounds (HumanEval)."""
+        short = answer_format == "short"
+        anchor = self.anchor or ("held" if short else "none")
+        temperature = self.temperature
+        if temperature is None:
+            temperature = _default_temperature(answer_format, anchored=anchor != "none", experts=self.experts)
+        rebuttal = self.rebuttal_temperature
+        if rebuttal is None and short:
+            rebuttal = 0.7
+        if rebuttal is not None and all(_nth(rebuttal, i) == _nth(temperature, i) for i in range(self.experts)):
+            rebuttal = None
+        return DebatePlan(
+            experts=self.experts,
+            rounds=self.rounds or (3 if short else 2),
+            arbiter=self.arbiter,
+            temperature=temperature,
+            anchor=anchor,
+            peer_answers=self.peer_answers or ("hidden" if short else "shown"),
+            rebuttal_temperature=rebuttal,
+        )
+
+
+class DebatePlan(BaseModel):
+    """A debate arm's settings with every default filled in for one suite's answers (its rows' key)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    experts: int
+    rounds: int
+    arbiter: Literal["auto", "rounds", "vote", "llm"]
+    temperature: Temperatures
+    anchor: Anchor
+    peer_answers: PeerAnswers
+    rebuttal_temperature: Temperatures | None
+    """None: each expert rebuts at its opening temperature."""
+
     def expert_temperature(self, index: int) -> float:
         """Expert ``index``'s (0-based) temperature."""
         return _nth(self.temperature, index)
@@ -201,11 +255,19 @@ class DebateSettings(BaseModel):
         return None if self.rebuttal_temperature is None else _nth(self.rebuttal_temperature, index)
 
 
-def _each(value: float | tuple[float, ...] | None) -> tuple[float, ...]:
+def _default_temperature(answer_format: AnswerFormat, *, anchored: bool, experts: int) -> Temperatures:
+    """Code: 0.7, diverse programs for the visible tests to choose from. Short answers: 0.3, where round 1's
+    vote measured best; an anchored expert 1 is the greedy single call, so it is written as 0."""
+    if answer_format == "code":
+        return 0.7
+    return (0.0,) + (0.3,) * (experts - 1) if anchored else 0.3
+
+
+def _each(value: Temperatures | None) -> tuple[float, ...]:
     return () if value is None else value if isinstance(value, tuple) else (value,)
 
 
-def _nth(value: float | tuple[float, ...], index: int) -> float:
+def _nth(value: Temperatures, index: int) -> float:
     return value[index] if isinstance(value, tuple) else value
 
 
@@ -215,13 +277,15 @@ class DebateArm:
     name = "debate"
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
-        self.config = arm_settings(DebateSettings, self.name, options or {})
+        self.given = arm_settings(DebateSettings, self.name, options or {})
+        self.config = self.given.for_answers("short")
+        """What the arm runs: ``check`` fills the defaults again for the suite's answers."""
 
     @property
     def settings(self) -> Mapping[str, Any]:
         """The configuration (the rows' key); per-expert temperatures as they are written (``0/0.7/0.7``).
-        ``anchor=none``, ``peer_answers=shown`` and an unset ``rebuttal_temperature`` are what every row did
-        before the options existed, so they are left out."""
+        ``anchor=none``, ``peer_answers=shown`` and rebutting as opened are what every row did before the
+        options existed, so they are left out."""
         settings = key_settings(self.config, anchor="none", peer_answers="shown", rebuttal_temperature=None)
         for field in ("temperature", "rebuttal_temperature"):
             value = getattr(self.config, field)
@@ -230,22 +294,26 @@ class DebateArm:
         return settings
 
     def check(self, suite: Suite) -> None:
-        if suite.answer_format == "code" and self.config.peer_answers != "shown":
+        """Fill the unset options for the suite's answers, and refuse those its answers cannot use."""
+        self.config = self.given.for_answers(suite.answer_format)
+        if suite.answer_format != "code":
+            return
+        if self.config.peer_answers != "shown":
             raise ConfigError(
                 "arm 'debate': peer_answers=hidden is for short answers; a code debate's experts see each "
                 "other's programs and test results; valid peer_answers values for code: shown"
             )
-        if suite.answer_format == "code" and self.config.rebuttal_temperature is not None:
+        if self.config.rebuttal_temperature is not None:
             raise ConfigError(
                 "arm 'debate': rebuttal_temperature is for short answers; a code debate's later programs are "
                 "drawn as its first ones and adopted on the visible tests; valid for code: leave it out"
             )
-        if suite.answer_format == "code" and self.config.anchor != "none":
+        if self.config.anchor != "none":
             raise ConfigError(
                 f"arm 'debate': anchor={self.config.anchor} is for short answers; a code debate's first programs "
                 "are chosen by the visible tests (compare best-of-k-tests); valid anchor values for code: none"
             )
-        if suite.answer_format == "code" and self.config.arbiter == "llm":
+        if self.config.arbiter == "llm":
             raise ConfigError(
                 "arm 'debate': code debates are ruled by the program vote (tests passed, then experts holding "
                 "the same behaviour), not by an LLM; valid arbiter values for code: auto, rounds, vote"
