@@ -9,7 +9,10 @@
   (``revision=continue`` revises the draft instead).
 * debate: experts (each on its own seed, at a sampling temperature) answer
   independently, rebut for up to ``rounds`` rounds or until they agree, and an
-  arbiter rules. Short answers: by default a vote over every round's positions,
+  arbiter rules. Options left unset take what measured best for the suite's
+  answers (:meth:`DebateSettings.for_answers`): on short answers the single
+  answer is held as expert 1 and the others' answers are hidden in rebuttals.
+  Short answers: by default a vote over every round's positions,
   ties to the first-round vote (RoundsVote: no position or verbosity bias, and
   the independent first answers keep their weight); ``arbiter=vote`` for the
   last round's majority, ``arbiter=llm`` for an LLM. Code: a CodeDebate, where
