@@ -15,9 +15,9 @@ Scripts and CI branch on the code, never on the text:
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 
 from moot._redact import redact
+from moot.boundary import TerminalConsole
 from moot.store import RunStatus
 
 __all__ = [
@@ -40,7 +40,7 @@ EXIT_CODES_HELP = (
     "(re-run or resume to go on); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM): moot resume ID goes on."
 )
 
-_err = Console(stderr=True)
+_err = TerminalConsole(stderr=True)
 
 
 def say_error(message: str) -> None:

@@ -19,7 +19,6 @@ from typing import Annotated, Any, Literal
 
 import typer
 from autogen_agentchat.base import TaskResult
-from rich.console import Console
 from rich.markup import escape
 
 from moot._exit_codes import (
@@ -35,6 +34,7 @@ from moot._exit_codes import (
 from moot._extras import require
 from moot._usage_errors import OneLineCommand, OneLineGroup
 from moot.arbiters import load_arbiter
+from moot.boundary import TerminalConsole, read_bounded
 from moot.catalog import Entry, entries
 from moot.display import (
     RunView,
@@ -67,8 +67,8 @@ app = typer.Typer(
     no_args_is_help=True,
     help=f"moot: multi-agent debate and review loops. {EXIT_CODES_HELP}",
 )
-out = Console()
-err = Console(stderr=True)
+out = TerminalConsole()
+err = TerminalConsole(stderr=True)
 
 ModelOption = Annotated[
     list[str],
@@ -130,15 +130,23 @@ def run(
     run_scenario(loaded, model, text, store=store, pause_at=pause_at)
 
 
+MAX_TASK_BYTES = 1_000_000
+"""The largest --task-file read (1 MB): a task is a prompt, and a FIFO or a device must not cost memory without end."""
+
+
 def _task_text(task: str | None, task_file: Path | None) -> str | None:
     if task is not None and task_file is not None:
         raise ConfigError("give --task or --task-file, not both")
     if task_file is None:
         return task
+    raw = read_bounded(task_file, "--task-file", MAX_TASK_BYTES)
     try:
-        return task_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read --task-file {task_file}: {getattr(exc, 'strerror', None) or exc}") from None
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"--task-file {task_file} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start}); "
+            "save it as UTF-8"
+        ) from None
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -184,7 +192,8 @@ def resume(
         opened.acquire(record.id)  # refused while another live process drives it
     except ConfigError as exc:
         raise refuse(str(exc)) from None
-    out.print(f"[bold]moot[/] resuming run [cyan]{record.id}[/] of {loaded.name} ({record.turns} turns recorded)")
+    what = f"[cyan]{escape(record.id)}[/] of {escape(loaded.name)} ({record.turns} turns recorded)"
+    out.print(f"[bold]moot[/] resuming run {what}")
     _drive(team.resume_stream(record.id, force=force), team)
 
 
@@ -288,7 +297,7 @@ def _print_show(view: RunView, calls: list[TurnCalls] | None, chart: Path | None
     elif chart is None:
         render_run(out, view)
     if chart is not None:
-        out.print(f"[bold]moot[/] saved the chart of run {view.run.id} to {chart}", soft_wrap=True)
+        out.print(f"[bold]moot[/] saved the chart of run {escape(view.run.id)} to {escape(str(chart))}", soft_wrap=True)
 
 
 def _print_json(data: object) -> None:
@@ -372,7 +381,7 @@ def run_scenario(
         RunStore.shared(store).check()  # a damaged or unwritable store is bad input: refuse before the banner
     except ConfigError as exc:
         raise refuse(str(exc)) from None
-    out.print(f"[bold]moot[/] running [cyan]{scenario.name}[/]: {scenario.description}")
+    out.print(f"[bold]moot[/] running [cyan]{escape(scenario.name)}[/]: {escape(scenario.description)}")
     return _drive(team.run_stream(task=task or scenario.task), team)
 
 
@@ -445,7 +454,8 @@ async def _render(
     announced = False
     async for item in stream:
         if team is not None and not announced and team.run_id is not None:
-            out.print(f"[dim]run id:[/] {team.run_id}   [dim](resume with: moot resume {team.run_id})[/]")
+            run_id = escape(team.run_id)
+            out.print(f"[dim]run id:[/] {run_id}   [dim](resume with: moot resume {run_id})[/]")
             announced = True
         if isinstance(item, TaskResult):
             result = item
@@ -454,7 +464,7 @@ async def _render(
     assert result is not None
     render_result(out, result)
     if team is not None and team.waiting_for:
-        where, run_id = team.waiting_for, team.run_id
+        where, run_id = escape(str(team.waiting_for)), escape(str(team.run_id))
         resume = f"moot resume {run_id}"
         out.print(
             f"[yellow]suspended:[/] waiting for feedback at {where}; continue with {resume} at a terminal, "

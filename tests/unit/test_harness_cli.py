@@ -97,7 +97,7 @@ TOO_BIG = b'{"input": "' + b"x" * MAX_ITEM_BYTES + b'"}\n'
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (NOT_UTF8, "line 2 is not UTF-8 text (byte 0xe9 at column 15); save the file as UTF-8"),
+        (NOT_UTF8, "line 2 is not UTF-8 text (byte 0xe9 at offset 14); save it as UTF-8"),
         (TOO_BIG, "line 1 is over the size limit of one item (1,000,000 bytes)"),
     ],
 )

@@ -20,6 +20,10 @@ PACKAGE = SRC / "moot"
 PRIVATE_ALLOWED = {
     # The command line mounts the harness's ``compare`` command; a Typer command is not library API.
     ("moot.cli", "moot.harness._cli"),
+    # reasoning-gym's scorer evaluates answers, so its child confines itself with the sandbox's own layers and
+    # keeps its work directories as a sandbox run's (swept the same way): the sandbox's machinery, not its API.
+    ("moot.harness.suites._score_worker", "moot.sandbox._confine"),
+    ("moot.harness.suites._score_worker", "moot.sandbox._sandbox"),
 }
 """Imports of another package's private module (``from moot.X._y import`` outside ``moot/X/``) that are meant."""
 

@@ -185,7 +185,7 @@ async def test_spec_naming_a_json_file_loads_it(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json", "cannot read scripted model file"),
+        ("{not json", "scripted model file .* is not valid JSON"),
         ('["a", "b"]', "must map agent names to lists of replies"),
         ('{"gen": "not a list"}', "must map agent names to lists of replies"),
     ],

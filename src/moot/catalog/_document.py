@@ -16,11 +16,15 @@ import yaml
 from jinja2 import Environment, StrictUndefined, TemplateError, TemplateSyntaxError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from moot.boundary import DataBounds, one_line, read_bounded, yaml_document
 from moot.errors import ConfigError
 
 __all__ = ["NAME_PATTERN", "CatalogError", "CatalogFile", "Document", "read_document"]
 
 NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
+CATALOG_BOUNDS = DataBounds(max_bytes=1_000_000, max_depth=32, max_nodes=100_000)
+"""A role, preset, arbiter or scenario file: a page of fields, a few levels deep. A file past these bounds (an
+alias bomb, a megabyte of nesting) is refused before it is built, in one line."""
 """A catalog entry's name: lowercase letters, digits and '_', a letter first."""
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -136,21 +140,16 @@ def _problem(error: Any, model: type[BaseModel]) -> str:
 
 
 def read_document(path: Path) -> Document:
-    """Read a YAML mapping; syntax errors and non-mappings are CatalogErrors with their line."""
+    """Read a YAML mapping, bounded (size, depth, aliases expanded); syntax errors are CatalogErrors with their line."""
+    raw = read_bounded(path, "catalog file", CATALOG_BOUNDS.max_bytes)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read catalog file {path}: {exc.strerror or exc}") from None
-    loader = yaml.SafeLoader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        node, data = yaml_document(raw, str(path), CATALOG_BOUNDS)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
-        raise CatalogError(path, line, f"not valid YAML: {exc.problem or exc.context}") from None
-    finally:
-        loader.dispose()
+        raise CatalogError(path, line, f"not valid YAML: {one_line(str(exc.problem or exc.context))}") from None
+    except yaml.YAMLError as exc:  # the reader's own refusals (a NUL, a byte that is not UTF-8) carry no mark
+        raise CatalogError(path, 1, f"not valid YAML: {one_line(str(exc))}") from None
     if not isinstance(node, yaml.MappingNode) or not isinstance(data, dict):
         raise CatalogError(path, 1, "expected a mapping of fields (name: ..., description: ...)")
     return Document(path, data, node)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from moot.boundary import one_line
 from moot.errors import ConfigError
 
 __all__ = ["BUILT_IN", "KINDS", "PATH_VARIABLE", "Entry", "entries", "find_entry", "notice_override"]
@@ -91,4 +92,4 @@ def notice_override(kind: Kind, name: str, by: str) -> None:
     if key in _NOTIFIED:
         return
     _NOTIFIED.add(key)
-    print(f"moot: note: {_SINGULAR[kind]} {name!r} from {by} overrides the built-in", file=sys.stderr)
+    print(one_line(f"moot: note: {_SINGULAR[kind]} {name!r} from {by} overrides the built-in"), file=sys.stderr)

@@ -10,6 +10,7 @@ from autogen_agentchat.base import TaskResult
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, StructuredMessage
 from rich.console import Console, Group
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
@@ -62,6 +63,6 @@ def render_result(console: Console, result: TaskResult) -> None:
     and cost; a result from outside moot shows its stop reason."""
     console.rule("[bold]result")
     if not isinstance(result, MootResult):
-        console.print(f"[bold]stop reason:[/] {result.stop_reason}")
+        console.print(f"[bold]stop reason:[/] {escape(str(result.stop_reason))}")
         return
     console.print(result_renderable(result))

@@ -9,6 +9,7 @@ from typing import Any
 from autogen_agentchat.messages import MessageFactory
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -37,13 +38,13 @@ def returned_label(result: Mapping[str, Any] | None) -> str | None:
 def render_run(console: Console, view: RunView) -> None:
     """A stored run: header, the transcript as it streamed, the rounds, the tokens per round, the stop."""
     run = view.run
-    console.rule(f"[bold]run {run.id}")
+    console.rule(f"[bold]run {escape(run.id)}")
     console.print(
-        f"[bold]team:[/] {run.team}   [bold]scenario:[/] {scenario_name(run)}   [bold]status:[/] {run.status}   "
-        f"[bold]started:[/] {run.created_at[:19].replace('T', ' ')}"
+        f"[bold]team:[/] {escape(run.team)}   [bold]scenario:[/] {escape(scenario_name(run))}   "
+        f"[bold]status:[/] {run.status}   [bold]started:[/] {escape(run.created_at[:19].replace('T', ' '))}"
     )
     if run.models:
-        console.print("[bold]models:[/] " + ", ".join(f"{role}={spec}" for role, spec in run.models.items()))
+        console.print("[bold]models:[/] " + escape(", ".join(f"{role}={spec}" for role, spec in run.models.items())))
     factory = message_factory()
     for turn in view.turns:
         _render_turn(console, factory, turn)
@@ -52,10 +53,12 @@ def render_run(console: Console, view: RunView) -> None:
     console.print(round_tokens_table(view))
     console.print(meter_line(run.tokens))
     if view.verdict is not None:
-        console.print(f"[bold]verdict[/] by {view.verdict['by']}: [bold green]{view.verdict.get('decision')}[/]")
+        by, decision = escape(str(view.verdict["by"])), escape(str(view.verdict.get("decision")))
+        console.print(f"[bold]verdict[/] by {by}: [bold green]{decision}[/]")
     if (returned := returned_label(run.result)) is not None:
-        console.print(f"[bold]returned:[/] the {returned}")
-    console.print(f"[bold]status:[/] {run.status}   [bold]stop reason:[/] {run.stop_reason or run.error or '-'}")
+        console.print(f"[bold]returned:[/] the {escape(returned)}")
+    reason = escape(run.stop_reason or run.error or "-")
+    console.print(f"[bold]status:[/] {run.status}   [bold]stop reason:[/] {reason}")
 
 
 def _render_turn(console: Console, factory: MessageFactory, turn: TurnView) -> None:
@@ -109,14 +112,14 @@ def round_tokens_table(view: RunView) -> Table:
 
 def render_calls(console: Console, run_id: str, turns: list[TurnCalls]) -> None:
     """Every model call of a run, under its turn: the exact messages sent, then the reply."""
-    console.rule(f"[bold]model calls of run {run_id}")
+    console.rule(f"[bold]model calls of run {escape(run_id)}")
     for group in turns:
         where = f"turn {group.step_id.rsplit(':', 1)[-1]}" if group.step_id else "outside a turn"
         where += f" · round {group.round}" if group.round is not None else ""
         console.rule(Text(f"{where} · {group.agent} · {len(group.calls)} call(s)", style="bold cyan"))
         for index, call in enumerate(group.calls, 1):
             console.print(
-                f"[bold]call {index}[/] [dim]({call.agent}, {call.seconds:.2f}s)[/]   "
+                f"[bold]call {index}[/] [dim]({escape(call.agent)}, {call.seconds:.2f}s)[/]   "
                 f"prompt {call.prompt_tokens} · completion {call.completion_tokens} tokens"
             )
             console.print(Text(sampling_line(call.attributes), style="dim"))

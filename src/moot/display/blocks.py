@@ -13,6 +13,8 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from moot.boundary import terminal_safe, text_of
+
 __all__ = ["Block", "Bullets", "Fold", "Heading", "Image", "Note", "Paragraph", "Table", "to_html", "to_markdown"]
 
 
@@ -70,8 +72,8 @@ Block = Heading | Paragraph | Note | Table | Fold | Bullets | Image
 
 # --------------------------------------------------------------------- HTML
 def to_html(blocks: Sequence[Block]) -> str:
-    """The blocks as an HTML fragment, one block a line."""
-    return "\n".join(_html(b) for b in blocks)
+    """The blocks as an HTML fragment, one block a line; control characters from outside text shown as escapes."""
+    return terminal_safe(text_of("\n".join(_html(b) for b in blocks)))
 
 
 def _html(block: Block) -> str:
@@ -104,8 +106,9 @@ def _html_table(block: Table) -> str:
 
 # ----------------------------------------------------------------- Markdown
 def to_markdown(blocks: Sequence[Block]) -> str:
-    """The blocks as Markdown, a blank line between blocks."""
-    return "\n\n".join(_markdown(b) for b in blocks) + "\n"
+    """The blocks as Markdown, a blank line between blocks. A report is read with ``cat`` as often as in a viewer,
+    so the control characters outside text may hold (a program's output, an exception) are written as escapes."""
+    return terminal_safe(text_of("\n\n".join(_markdown(b) for b in blocks) + "\n"))
 
 
 def _markdown(block: Block) -> str:

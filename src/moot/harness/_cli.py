@@ -14,11 +14,11 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from moot._exit_codes import PARTIAL, refuse
+from moot.boundary import TerminalConsole
 from moot.errors import ConfigError
 from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import CompareOptions, Comparison, PreparedComparison, prepare_comparison
@@ -29,8 +29,8 @@ from moot.harness.suites._suites import SUITE_FORMS
 
 __all__ = ["compare"]
 
-out_console = Console()
-err_console = Console(stderr=True)
+out_console = TerminalConsole()
+err_console = TerminalConsole(stderr=True)
 
 
 class _Bar:
@@ -49,9 +49,11 @@ class _Bar:
 
     def advance(self, row: ResultRow) -> None:
         mark = "✗ failed" if row.status == "error" else f"score {row.score:g}"
-        self.progress.update(self.task, advance=1, description=f"{row.item} · {row.arm} · {mark}")  # type: ignore[arg-type]
+        self.progress.update(self.task, advance=1, description=escape(f"{row.item} · {row.arm} · {mark}"))  # type: ignore[arg-type]
         if row.status == "error":
-            self.progress.console.print(f"[red]row failed[/] {row.item} × {row.arm}: {row.error}", markup=True)
+            self.progress.console.print(
+                f"[red]row failed[/] {escape(f'{row.item} × {row.arm}: {row.error}')}", markup=True
+            )
         elif not self.progress.console.is_terminal:  # a log file gets no live bar: one line per row instead
             # a replayed row carries its paid run's billed calls and time: say so, or they read as this run's
             paid = " · replayed from the cache; as paid:" if "replayed_at" in row.metrics else " ·"
@@ -85,7 +87,9 @@ async def _run(runner: PreparedComparison) -> Comparison:
     try:
         with Progress(*columns, console=out_console, transient=False) as progress:
             bar = _Bar(progress)
-            bar.header = f"[bold]moot compare[/] {options.suite} · arms: {', '.join(options.arms)} · out: {options.out}"
+            bar.header = "[bold]moot compare[/] " + escape(
+                f"{options.suite} · arms: {', '.join(options.arms)} · out: {options.out}"
+            )
             runner.progress = bar
             return await runner.run()
     finally:
@@ -195,6 +199,11 @@ def compare(
         err_console.print(
             f"{comparison.missed} rows needed a call the cache does not hold and were left as they were; "
             "run without --cache-only to compute them"
+        )
+    if comparison.changed_meanwhile:
+        err_console.print(
+            f"{comparison.changed_meanwhile} rows were rewritten by another process while --rescore ran and were "
+            "left as that process wrote them; run --report-only --rescore again once it is done"
         )
     if comparison.failed:
         err_console.print(f"{comparison.failed} rows failed; run the same command again to retry them")

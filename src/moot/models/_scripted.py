@@ -34,6 +34,7 @@ from autogen_core.models import (
 )
 from pydantic import BaseModel
 
+from moot.boundary import load_json, read_bounded
 from moot.errors import ConfigError, ScriptError
 from moot.models._request import JsonOutput, Request
 from moot.models._spec import ModelSpec
@@ -195,10 +196,7 @@ class ScriptedModel(Script):
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
         """Load ``{"agent": [reply, ...]}`` from JSON; dict replies are sent as JSON text."""
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"cannot read scripted model file {path}: {exc}") from None
+        data = load_json(read_bounded(path, "scripted model file", 50_000_000), f"scripted model file {path}")
         if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
             raise ConfigError(f"scripted model file {path} must map agent names to lists of replies")
         return cls(data, name=str(path))

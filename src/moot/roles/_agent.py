@@ -30,6 +30,7 @@ from autogen_core.models import (
 )
 from pydantic import BaseModel, ValidationError
 
+from moot.boundary import json_depth, text_in, text_of
 from moot.errors import MalformedOutputError
 from moot.models import Meter, ModelSpec, Script, meter_metadata
 from moot.roles._fit import fit_text_lengths
@@ -40,6 +41,11 @@ from moot.tracing import traced
 __all__ = ["RoleAgent", "RoleAgentConfig"]
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+MAX_REPLY_CHARS = 400_000
+"""A reply longer than this is cut (and so fails its schema, which is fed back): far above any cap a role's spec sets,
+so only a misbehaving endpoint reaches it, and then it costs moot's process a bounded amount of memory."""
+MAX_REPLY_DEPTH = 32
+"""No answer schema nests deeper; a reply that does is refused before the JSON parser recurses through it."""
 
 
 class RoleAgentConfig(BaseModel):
@@ -63,8 +69,7 @@ def extract_json(text: str) -> str:
     the first fence would cut the object apart.
     """
     start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidate = text[start : end + 1]
+    if 0 <= start < end and json_depth(candidate := text[start : end + 1]) <= MAX_REPLY_DEPTH:
         try:
             json.loads(candidate, strict=False)
         except json.JSONDecodeError:
@@ -85,16 +90,31 @@ def parse_structured(output: type[BaseModel], text: str) -> BaseModel:
     strings, which strict JSON forbids but which carry no ambiguity. Text
     fields that reach their length cap are cut back to a sentence end first.
     """
+    candidate = extract_json(text)
+    if json_depth(candidate) > MAX_REPLY_DEPTH:
+        raise ValueError(f"reply nests deeper than {MAX_REPLY_DEPTH} levels; answer with the schema's flat object")
     try:
-        data = json.loads(extract_json(text), strict=False)
+        data = json.loads(candidate, strict=False)
     except json.JSONDecodeError as exc:
         raise ValueError(f"reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    return output.model_validate(fit_text_lengths(data, _schema(output)))
+    return output.model_validate(fit_text_lengths(text_in(data), _schema(output)))
 
 
 @cache
 def _schema(output: type[BaseModel]) -> dict[str, Any]:
     return output.model_json_schema()
+
+
+def _valid_reply(result: CreateResult) -> CreateResult:
+    """The reply as moot keeps it: valid text (undecodable parts escaped), at most ``MAX_REPLY_CHARS`` long.
+
+    Every reply of every client enters moot here, so a lone surrogate or a flood from an endpoint can never
+    reach a transcript, a trace or the run store as something their writers refuse.
+    """
+    if not isinstance(result.content, str):
+        return result
+    content = text_of(result.content, MAX_REPLY_CHARS)
+    return result if content is result.content else result.model_copy(update={"content": content})
 
 
 def _logical(meter: Meter) -> RequestUsage:
@@ -210,7 +230,9 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
             json_output = output if info.get("structured_output") else (True if info.get("json_output") else None)
         kind = getattr(json_output, "__name__", str(json_output))
         with traced("model_call", self.name, json_output=kind, **self._sampling()) as span:
-            result = await self.model_client.create(prompt, json_output=json_output, cancellation_token=token)
+            result = _valid_reply(
+                await self.model_client.create(prompt, json_output=json_output, cancellation_token=token)
+            )
             meter.add(result.usage, billed=False)
             if not result.cached:
                 cost = self.spec.cost(result.usage.prompt_tokens, result.usage.completion_tokens) if self.spec else None

@@ -113,9 +113,9 @@ class ConsoleFeedback:
     """
 
     def __init__(self, console: Any = None, stdin: IO[str] | None = None, *, name: str = "human") -> None:
-        from rich.console import Console
+        from moot.boundary import TerminalConsole
 
-        self.console = console or Console()
+        self.console = console or TerminalConsole()
         self.stdin = stdin
         self.name = name
 
@@ -123,11 +123,14 @@ class ConsoleFeedback:
         return await asyncio.to_thread(self._ask, request)
 
     def _ask(self, request: HumanFeedbackRequested) -> Feedback:
+        from rich.markup import escape
         from rich.panel import Panel
         from rich.prompt import Prompt
+        from rich.text import Text
 
         title = request.to_text() + (f" ({request.stop_reason})" if request.stop_reason else "")
-        self.console.print(Panel(request.summary or "(nothing to show)", title=title, title_align="left"))
+        summary = Text(request.summary or "(nothing to show)")  # a model's draft: shown, never read as markup
+        self.console.print(Panel(summary, title=escape(title), title_align="left"))
         choice = Prompt.ask(
             "approve, reject or stop?",
             choices=["a", "r", "s"],

@@ -194,9 +194,9 @@ class ConsoleApprover:
     """
 
     def __init__(self, console: Any = None, stdin: IO[str] | None = None, *, name: str = "console") -> None:
-        from rich.console import Console
+        from moot.boundary import TerminalConsole
 
-        self.console = console or Console()
+        self.console = console or TerminalConsole()
         self.stdin = stdin
         self.name = name
 
@@ -204,14 +204,15 @@ class ConsoleApprover:
         return await asyncio.to_thread(self._ask, request)
 
     def _ask(self, request: ApprovalRequest) -> Approval:
+        from rich.markup import escape
         from rich.panel import Panel
         from rich.prompt import Confirm, Prompt
+        from rich.text import Text
 
-        args = json.dumps(request.args, indent=2, ensure_ascii=False)
+        args = Text(json.dumps(request.args, indent=2, ensure_ascii=False))  # a model's arguments: never markup
         effects = " (has side effects)" if request.side_effects else ""
-        self.console.print(
-            Panel(args, title=f"approve tool call: {request.tool}{effects}", title_align="left", border_style="red")
-        )
+        title = escape(f"approve tool call: {request.tool}{effects}")
+        self.console.print(Panel(args, title=title, title_align="left", border_style="red"))
         approved = Confirm.ask("run it?", console=self.console, stream=self.stdin)
         reason = Prompt.ask("reason (optional)", default="", console=self.console, stream=self.stdin)
         return Approval(approved=approved, reason=reason.strip(), by=self.name)

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from moot.boundary import clip, text_of
 from moot.errors import ConfigError, ToolFaultError
 from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, run_in_thread, run_tests
 
@@ -256,8 +257,9 @@ def read_file_tool(root: str | os.PathLike[str]) -> Tool:
         target = confined(base, args.path)
         if not target.is_file():
             raise ToolError(f"no file {args.path!r} in the work directory")
-        text = target.read_text(encoding="utf-8", errors="replace")
-        return text if len(text) <= _READ_CHARS else text[:_READ_CHARS] + f"\n[... {len(text) - _READ_CHARS} more]"
+        with target.open("rb") as source:  # at most what is shown (in UTF-8, 4 bytes a character): a file may be huge
+            head = source.read(4 * _READ_CHARS + 1)
+        return clip(text_of(head), _READ_CHARS)
 
     source = ToolSource(builtin="read_file", work_dir=str(root))
     return Tool("read_file", "Read a text file from the work directory.", ReadFileArgs, read_file, source=source)

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from moot.boundary import DataBounds, load_json, load_yaml
 from moot.errors import ConfigError
 from moot.harness.suites._examples import docstring_examples
 from moot.harness.suites._humaneval import CODE_TASK_TEMPLATE
@@ -38,6 +39,12 @@ _DEFAULT_KEYS = ("scoring", "tolerance", "rel_tolerance", "rubric", "options")
 MAX_ITEM_BYTES = 1_000_000
 """The largest item a suite file may hold: one JSONL line, or one YAML item written as JSON (1 MB; a whole
 HumanEval problem with its tests is under 10 kB). Larger input is refused before it is loaded."""
+MAX_FILE_BYTES = 64_000_000
+"""The largest YAML suite file read (64 MB); a JSONL file is read a line at a time, each line bounded."""
+ITEM_BOUNDS = DataBounds(max_bytes=MAX_ITEM_BYTES, max_depth=16)
+"""One JSONL line: an item is a mapping of strings, numbers and lists of strings, a few levels deep at most."""
+FILE_BOUNDS = DataBounds(max_bytes=MAX_FILE_BYTES, max_depth=16, max_nodes=2_000_000)
+"""A YAML file: its size, nesting and values (aliases counted as expanded) bounded before anything is built."""
 
 
 class FileItem(BaseModel):
@@ -110,16 +117,12 @@ def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
     if path.suffix == ".jsonl":
         return _read_jsonl(path), {}
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ConfigError(f"{path} holds {path.stat().st_size:,} bytes; at most {MAX_FILE_BYTES:,} are read")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read suite file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
-                          "save it as UTF-8") from None  # fmt: skip
-    try:
-        data = yaml.load(text, Loader=_Yaml12Loader)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {' '.join(str(exc).split())}") from None
+    data = load_yaml(raw, str(path), FILE_BOUNDS, loader=_Yaml12Loader)
     listed = data.get("items") if isinstance(data, dict) else data
     for number, raw in enumerate(listed if isinstance(listed, list) else [], 1):
         _check_size(path, f"item {number}", len(json.dumps(raw, default=str).encode()))
@@ -151,13 +154,7 @@ def _read_jsonl(path: Path) -> list[Any]:
 
 
 def _json_line(path: Path, number: int, raw: bytes) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} line {number} is not UTF-8 text (byte {raw[exc.start]:#04x} at column "
-                          f"{exc.start + 1}); save the file as UTF-8") from None  # fmt: skip
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path} line {number} is not valid JSON: {exc.msg}") from None
+    return load_json(raw, f"{path} line {number}", ITEM_BOUNDS)
 
 
 def _check_size(path: Path, where: str, size: int) -> None:

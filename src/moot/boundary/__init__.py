@@ -1,0 +1,38 @@
+"""The one place that owns the boundary between moot and what it did not write.
+
+Caches, result stores, suite files, what a program printed, what a model replied: all of it is *data*,
+decoded strictly (undecodable parts escaped, never an exception), bounded (size, depth, digits, nodes),
+shown terminal-safe, and never unpickled or executed. Everything in moot that reads outside input calls
+this package rather than ``json.loads``, ``yaml.load`` or ``print`` directly.
+"""
+
+from moot.boundary._data import DataBounds, describe, json_depth, load_json, load_yaml, yaml_document
+from moot.boundary._python import compile_python, parse_python, unparse_python
+from moot.boundary._reading import read_bounded
+from moot.boundary._sqlite import SQLITE_ERRORS, check_sqlite_schema, open_sqlite, require_columns
+from moot.boundary._terminal import TerminalConsole, safe_rich_text
+from moot.boundary._text import clip, one_line, terminal_safe, text_in, text_of
+
+__all__ = [
+    "SQLITE_ERRORS",
+    "DataBounds",
+    "TerminalConsole",
+    "check_sqlite_schema",
+    "clip",
+    "compile_python",
+    "describe",
+    "json_depth",
+    "load_json",
+    "load_yaml",
+    "one_line",
+    "open_sqlite",
+    "parse_python",
+    "read_bounded",
+    "require_columns",
+    "safe_rich_text",
+    "terminal_safe",
+    "text_in",
+    "text_of",
+    "unparse_python",
+    "yaml_document",
+]
