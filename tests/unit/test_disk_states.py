@@ -67,3 +67,18 @@ def test_clear_removes_every_entry(tmp_path):
     disk.put(np.array([1, 2], dtype=np.int32), b"a")
     disk.clear()
     assert DiskStates(tmp_path, 1 << 20).best([1, 2]) is None
+
+
+def test_only_regular_files_filed_under_their_own_digest_are_read(tmp_path):
+    disk = DiskStates(tmp_path, 1 << 20)
+    disk.put([1, 2, 3], b"rules")
+    (key,) = [p.stem for p in tmp_path.glob("*.tokens")]
+    forged = "0" * 32  # a pair claiming a prompt it does not hold
+    (tmp_path / f"{forged}.tokens").write_bytes(np.asarray([5, 6, 7], dtype=np.int32).tobytes())
+    (tmp_path / f"{forged}.kv").write_bytes(b"forged")
+    linked = hashlib.sha256(np.asarray([8, 9], dtype=np.int32).tobytes()).hexdigest()[:32]
+    (tmp_path / f"{linked}.tokens").write_bytes(np.asarray([8, 9], dtype=np.int32).tobytes())
+    (tmp_path / f"{linked}.kv").symlink_to("/dev/zero")  # reading it would never end
+    later = DiskStates(tmp_path, 1 << 20)
+    assert later.best([5, 6, 7, 1]) is None and later.best([8, 9, 1]) is None
+    assert later.best([1, 2, 3, 4])[1] == b"rules" and list(later._entries()) == [key]

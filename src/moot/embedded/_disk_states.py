@@ -12,7 +12,9 @@ CPU.
 Only system-prompt prefixes are stored (task text and replies stay in RAM):
 they are shared by every run, so the folder stays small and its entries stay
 useful. Files are written atomically and evicted least recently used beyond a
-byte cap; a file that cannot be read is deleted and treated as a miss.
+byte cap; a file that cannot be read is deleted and treated as a miss. The folder
+is read as data moot may not have written: only regular files (no symlink) within
+the cap are read, and a pair whose key is not its tokens' digest is ignored.
 
 Not diskcache (a dependency already), although its ``Cache`` with a
 ``size_limit`` and the ``least-recently-used`` policy is a byte-capped LRU on
@@ -72,6 +74,9 @@ class DiskStates:
         if found is None:
             return None
         entry, shared = found
+        if not self._plain(self.folder / f"{entry.key}{_KV}"):  # replaced since it was indexed
+            self._forget(entry.key)
+            return None
         try:
             data = (self.folder / f"{entry.key}{_KV}").read_bytes()
             os.utime(self.folder / f"{entry.key}{_KV}")
@@ -109,13 +114,23 @@ class DiskStates:
         if self._index is None:
             self._index = {}
             for path in sorted(self.folder.glob(f"*{_TOKENS}")) if self.folder.is_dir() else ():
+                if not (self._plain(path) and self._plain(path.with_suffix(_KV))):
+                    continue
                 try:
                     tokens = np.frombuffer(path.read_bytes(), dtype=np.int32)
                 except (OSError, ValueError):
                     continue
-                if tokens.size and (path.with_suffix(_KV)).exists():
+                if tokens.size and _key(tokens) == path.stem:  # a pair filed under another prompt's key is no entry
                     self._index[path.stem] = _Entry(path.stem, tokens)
         return self._index
+
+    def _plain(self, path: Path) -> bool:
+        """Whether ``path`` is a file this cache may read: regular (not a symlink, which could name a device or
+        another folder's file) and within the cap (so reading it is bounded)."""
+        try:
+            return not path.is_symlink() and path.is_file() and path.stat().st_size <= self.capacity_bytes
+        except OSError:
+            return False
 
     def _files(self) -> list[tuple[float, int, str]]:
         """(last use, bytes, key) of every stored entry."""

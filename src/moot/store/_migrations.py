@@ -81,7 +81,10 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS
     db.execute("BEGIN IMMEDIATE")
     try:
         db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-        done = {row[0] for row in db.execute("SELECT name FROM migrations")}
+        # (a name that is not text, in a damaged or foreign file, is an unknown migration like any other)
+        done = {
+            row[0] if isinstance(row[0], str) else repr(row[0]) for row in db.execute("SELECT name FROM migrations")
+        }
         unknown = sorted(done - {name for name, _ in migrations})
         if unknown:
             raise ConfigError(

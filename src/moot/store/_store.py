@@ -5,13 +5,18 @@ transaction, so after a crash the store holds either both or neither: resume
 restarts from the last checkpoint and redoes exactly the turn that was in
 flight. Step ids (``<run>:<seq>``) are unique, so a replayed step can never
 be recorded twice.
+
+A store file may come from elsewhere (``$MOOT_STORE``, ``--store``), so it is read as outside input: on open its
+schema is checked (the tables and columns read here; no trigger, view, virtual table or generated column:
+:mod:`moot.boundary._sqlite`), and every JSON column is parsed with bounds (:func:`moot.boundary.load_json`) and
+must hold the kind of value written there. A bad file or row is one ConfigError naming the file, the run and the
+column.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,9 +25,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import platformdirs
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from moot._redact import redact
+from moot.boundary import SQLITE_ERRORS, DataBounds, load_json, one_line, open_sqlite, require_columns
 from moot.errors import ConfigError, LeaseLostError, RunBusyError
 from moot.models import Meter, metered
 from moot.store._lease import Lease, me
@@ -84,21 +90,51 @@ class RunStore:
         self.read_only = read_only
         try:
             self._db = _open_read_only(self.path) if read_only else self._open_for_writing()
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, *SQLITE_ERRORS) as exc:
             raise ConfigError(
                 f"cannot open run store {self.path}: {exc}; point $MOOT_STORE or --store at a writable SQLite file"
             ) from None
-        except ConfigError as exc:  # written by a newer moot
-            raise ConfigError(f"run store {self.path}: {exc}") from None
 
     def _open_for_writing(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-        _use_wal(db)
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA foreign_keys=ON")
-        migrate(db)
+        db = open_sqlite(self.path, "run store", read_only=False, max_value_bytes=_STATE_BOUNDS.max_bytes)
+        try:
+            db.isolation_level = None
+            _use_wal(db)
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            try:
+                migrate(db)
+            except ConfigError as exc:  # written by a newer moot
+                raise ConfigError(f"run store {self.path}: {exc}") from None
+            require_columns(db, f"run store {self.path}", _TABLES)
+        except BaseException:
+            db.close()
+            raise
         return db
+
+    def _json(self, text: object, where: str, kind: type, bounds: DataBounds | None = None) -> Any:
+        """One stored JSON column, bounded and of the kind written there; a one-line ConfigError otherwise."""
+        what = f"run store {self.path}, {where}"
+        if not isinstance(text, str):
+            raise ConfigError(f"{what} holds {type(text).__name__}, not JSON text; {_DAMAGED_HINT}")
+        value = load_json(text, what, bounds or _ROW_BOUNDS)
+        if not isinstance(value, kind):
+            raise ConfigError(f"{what} holds JSON that is not a {kind.__name__}; {_DAMAGED_HINT}")
+        return value
+
+    def _run(self, row: Sequence[Any]) -> RunRecord:
+        """A stored run as a RunRecord, every column checked."""
+        where = f"run {one_line(str(row[0]), 80)!r}"
+        data = {
+            "models": self._json(row[4], f"{where}, column models", dict),
+            "options": self._json(row[5], f"{where}, column options", dict),
+            "result": self._json(row[8], f"{where}, column result", dict) if row[8] else None,
+        }
+        try:
+            return _run(row, data)
+        except (ValidationError, ValueError) as exc:
+            raise ConfigError(f"run store {self.path}, {where}: {one_line(str(exc), 200)}; {_DAMAGED_HINT}") from None
 
     @classmethod
     def default_path(cls) -> Path:
@@ -136,7 +172,7 @@ class RunStore:
         """Run a read; a damaged or unreadable file is bad input (one line), never a traceback."""
         try:
             return query(self._db)
-        except sqlite3.DatabaseError as exc:
+        except SQLITE_ERRORS as exc:
             raise ConfigError(f"cannot read run store {self.path}: {exc}; {_DAMAGED_HINT}") from None
 
     @contextmanager
@@ -190,14 +226,14 @@ class RunStore:
             row = db.execute("SELECT owner, heartbeat_at, config FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None:
                 raise ConfigError(f"unknown run {run_id!r}; moot runs lists run ids")
-            lease = Lease(row[0], row[1])
+            lease = _lease(row[0], row[1])
             if lease.owner != me() and lease.alive():
                 raise RunBusyError(
                     f"run {run_id} is being driven by {lease.describe()}; wait for it to end, or stop it: "
                     "a run whose process died can be resumed once its lease expires"
                 )
             if config is not None and row[2] is not None and not force:
-                _refuse_changed(run_id, json.loads(row[2]), dict(config))
+                _refuse_changed(run_id, self._json(row[2], f"run {run_id!r}, column config", dict), dict(config))
             stored = json.dumps(dict(config)) if config is not None else row[2]
             db.execute(
                 "UPDATE runs SET owner = ?, heartbeat_at = ?, config = ? WHERE id = ?",
@@ -260,11 +296,11 @@ class RunStore:
         if row is None:
             recent = ", ".join(r.id for r in self.list(limit=5)) or "none yet"
             raise ConfigError(f"unknown run {run_id!r}; recent runs: {recent}")
-        return self._metered([_run(row)])[0]
+        return self._metered([self._run(row)])[0]
 
     def list(self, limit: int = 20) -> list[RunRecord]:
         query = _RUN_QUERY + " GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?"
-        return self._metered([_run(row) for row in self._read(lambda db: db.execute(query, (limit,)).fetchall())])
+        return self._metered([self._run(row) for row in self._read(lambda db: db.execute(query, (limit,)).fetchall())])
 
     def _metered(self, records: list[RunRecord]) -> list[RunRecord]:
         """The records with their meters, counted from their turns as a team counts its transcript."""
@@ -273,8 +309,14 @@ class RunStore:
         query = f"SELECT run_id, payload FROM turns WHERE run_id IN ({marks})"
         found = self._read(lambda db: db.execute(query, list(meters)).fetchall()) if records else []
         for run_id, payload in found:
-            message = json.loads(payload)
-            meters[run_id] += metered(message.get("models_usage"), message.get("metadata") or {})
+            message = self._json(payload, f"run {one_line(str(run_id), 80)!r}, column payload of a turn", dict)
+            try:
+                meters[run_id] += metered(message.get("models_usage"), message.get("metadata") or {})
+            except (ValidationError, ValueError, TypeError, AttributeError) as exc:
+                raise ConfigError(
+                    f"run store {self.path}, run {one_line(str(run_id), 80)!r}: a turn's usage cannot be read "
+                    f"({one_line(str(exc), 120)}); {_DAMAGED_HINT}"
+                ) from None
         return [r.model_copy(update={"tokens": meters[r.id]}) for r in records]
 
     def last_unfinished(self) -> RunRecord | None:
@@ -282,8 +324,8 @@ class RunStore:
         marks = ",".join("?" * len(RESUMABLE))
         query = _RUN_QUERY + f" WHERE r.status IN ({marks}) GROUP BY r.id ORDER BY r.created_at DESC, r.rowid DESC"
         for row in self._read(lambda db: db.execute(query, RESUMABLE).fetchall()):
-            if not Lease(row[13], row[14]).alive():
-                return _run(row)
+            if not _lease(row[13], row[14]).alive():
+                return self._run(row)
         return None
 
     def checkpoint(self, run_id: str) -> tuple[int, dict[str, Any]] | None:
@@ -291,7 +333,11 @@ class RunStore:
         row = self._read(
             lambda db: db.execute("SELECT seq, state FROM checkpoints WHERE run_id = ?", (run_id,)).fetchone()
         )
-        return (row[0], json.loads(row[1])) if row else None
+        if row is None:
+            return None
+        if not isinstance(row[0], int) or row[0] < 0:
+            raise ConfigError(f"run store {self.path}, run {run_id!r}: column seq of its checkpoint is not a count")
+        return row[0], self._json(row[1], f"run {run_id!r}, column state of its checkpoint", dict, _STATE_BOUNDS)
 
     def turns(self, run_id: str) -> list[TurnRecord]:
         rows = self._read(
@@ -312,12 +358,36 @@ class RunStore:
             "completion_tokens",
             "created_at",
         )
-        return [TurnRecord(**{**dict(zip(keys, r, strict=True)), "payload": json.loads(r[5])}) for r in rows]
+        where = f"run {one_line(run_id, 80)!r}"
+        records = []
+        for r in rows:
+            payload = self._json(r[5], f"{where}, column payload of turn {one_line(str(r[0]), 20)}", dict)
+            try:
+                records.append(TurnRecord.model_validate({**dict(zip(keys, r, strict=True)), "payload": payload}))
+            except ValidationError as exc:
+                error = exc.errors()[0]
+                raise ConfigError(
+                    f"run store {self.path}, {where}: column {'.'.join(map(str, error['loc']))} of turn "
+                    f"{one_line(str(r[0]), 20)}: {one_line(error['msg'], 120)}; {_DAMAGED_HINT}"
+                ) from None
+        return records
 
 
 _OPEN: dict[str, RunStore] = {}
 _T = TypeVar("_T")
 _DAMAGED_HINT = "move it aside and point --store or $MOOT_STORE at a new file (or restore a copy)"
+_TABLES = {
+    "runs": ("id", "scenario", "team", "task", "models", "options", "status", "stop_reason", "result", "error",
+             "created_at", "updated_at", "owner", "heartbeat_at", "config"),
+    "turns": ("run_id", "seq", "step_id", "source", "kind", "content", "payload", "prompt_tokens",
+              "completion_tokens", "created_at"),
+    "checkpoints": ("run_id", "seq", "state", "created_at"),
+}  # fmt: skip
+"""What this module reads of a store: refused on open when a table or column is missing."""
+_ROW_BOUNDS = DataBounds(max_bytes=16_000_000, max_depth=64)
+"""One run's options or one turn's message."""
+_STATE_BOUNDS = DataBounds(max_bytes=256_000_000, max_depth=64)
+"""A team's checkpoint: its whole state, which grows with the run."""
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
@@ -327,20 +397,10 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         migrate(db)
         return db
-    uri = path.absolute().as_uri()
-    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, timeout=30)
-    try:
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as exc:
-        if _CANNOT_WRITE_BESIDE.search(str(exc)):
-            # A read-only directory (or filesystem): a WAL reader needs a shared-memory file beside the store
-            # and cannot create one. No process can write the store there either: read it as the file it is.
-            db.close()
-            return sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
-    return db  # a damaged file is reported by the first read, with what to do about it
-
-
-_CANNOT_WRITE_BESIDE = re.compile(r"readonly database|unable to open database file")
+    # (a read-only folder, whose WAL reader cannot make its shared-memory file, is read as the file it is)
+    db = open_sqlite(path, "run store", read_only=True, max_value_bytes=_STATE_BOUNDS.max_bytes)
+    db.isolation_level = None
+    return db
 
 
 def _use_wal(db: sqlite3.Connection, attempts: int = 100) -> None:
@@ -384,20 +444,27 @@ _RUN_QUERY = (
 )
 
 
-def _run(row: Sequence[Any]) -> RunRecord:
+def _lease(owner: object, heartbeat: object) -> Lease:
+    """A run's lease from its stored columns; a value of the wrong type (a file written elsewhere) is no lease."""
+    beat = heartbeat if isinstance(heartbeat, int | float) and not isinstance(heartbeat, bool) else None
+    return Lease(owner if isinstance(owner, str) else None, beat)
+
+
+def _run(row: Sequence[Any], data: Mapping[str, Any]) -> RunRecord:
+    """A run's record from its row and its JSON columns (``data``, parsed and checked by the store)."""
     status = RunStatus(row[6])
-    if status is RunStatus.RUNNING and not Lease(row[13], row[14]).alive():
+    if status is RunStatus.RUNNING and not _lease(row[13], row[14]).alive():
         status = RunStatus.INTERRUPTED  # its process died without saying so (kill -9, a crash)
     return RunRecord(
         id=row[0],
         scenario=row[1],
         team=row[2],
         task=row[3],
-        models=json.loads(row[4]),
-        options=json.loads(row[5]),
+        models=data["models"],
+        options=data["options"],
         status=status,
         stop_reason=row[7],
-        result=json.loads(row[8]) if row[8] else None,
+        result=data["result"],
         error=row[9],
         created_at=row[10],
         updated_at=row[11],

@@ -3,7 +3,7 @@
 
 The stack for one agent in one row (outermost first)::
 
-    logical meter -> ChatCompletionCache(DiskCacheStore for this exact spec) -> billed meter -> endpoint limit -> client
+    logical meter -> ChatCompletionCache(CallStore for this exact spec) -> billed meter -> endpoint limit -> client
 
 * The **logical** meter sees every call, cache hits included: the compute an
   arm used. The **billed** meter sees only calls that reached the model.
@@ -12,6 +12,8 @@ The stack for one agent in one row (outermost first)::
   create args but *not* the model or its sampling settings, so there is one
   store per full spec (provider, model, temperature, seed, max_tokens,
   base_url): a different seed can never replay another seed's sample.
+* The store keeps JSON only, validated on every read (:mod:`moot.harness.jobs._call_store`): a cache folder
+  from elsewhere is data, never code.
 * Cache hits skip the endpoint limit: they take no endpoint capacity.
 
 This module is the harness's one seam to AutoGen's client types (only models,
@@ -33,6 +35,7 @@ from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, 
 from autogen_core.tools import Tool, ToolSchema
 
 from moot.errors import MootError
+from moot.harness.jobs._call_store import CallStore
 from moot.models import DelegatingClient, Meter, ModelSpec, Request, WholeReplyStream
 
 __all__ = ["CacheMissError", "CacheOnly", "CallCache", "ClientFactory", "EndpointLimits", "endpoint_of", "spec_label"]
@@ -153,30 +156,35 @@ class EndpointLimits:
 
 
 class CallCache:
-    """Persistent caches under one directory, one DiskCacheStore per full model spec."""
+    """Persistent caches under one directory, one :class:`CallStore` (JSON in SQLite) per full model spec.
+
+    Each spec's store is the folder ``<slug>-<digest>`` of its label; a folder an earlier moot wrote (diskcache)
+    is migrated on first open (:mod:`moot.harness.jobs._legacy_cache`).
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self._stores: dict[str, Any] = {}
+        self._stores: dict[str, CallStore] = {}
 
-    def store(self, spec: ModelSpec) -> Any:
+    def store(self, spec: ModelSpec) -> CallStore:
         return self.labelled(spec_label(spec))
 
-    def labelled(self, label: str) -> Any:
+    def labelled(self, label: str) -> CallStore:
         """The store for the spec whose :func:`spec_label` is ``label``."""
-        from autogen_ext.cache_store.diskcache import DiskCacheStore
-        from diskcache import Cache
-
         if label not in self._stores:
-            slug = re.sub(r"[^A-Za-z0-9.@_-]+", "_", label)[:60]
-            digest = hashlib.sha256(label.encode()).hexdigest()[:12]
-            self._stores[label] = DiskCacheStore(Cache(str(self.directory / f"{slug}-{digest}")))
+            self._stores[label] = CallStore(self.directory / store_folder(label))
         return self._stores[label]
 
     def close(self) -> None:
         for store in self._stores.values():
-            store.cache.close()
+            store.close()
         self._stores.clear()
+
+
+def store_folder(label: str) -> str:
+    """The folder name of a spec's store: readable, and unique by the label's digest."""
+    slug = re.sub(r"[^A-Za-z0-9.@_-]+", "_", label)[:60]
+    return f"{slug}-{hashlib.sha256(label.encode()).hexdigest()[:12]}"
 
 
 Limits = Callable[[str], AbstractAsyncContextManager[Any]]

@@ -5,20 +5,32 @@ and the arm's full configuration (name, settings, models), so re-running a
 command finds its finished rows and computes only the missing ones, and a
 changed model or setting never reuses a stale row. Rows that failed are
 kept with their error and recomputed on the next run.
+
+A results file is also something users replay from others (the committed ``docs/compare/*``), so it is read as
+outside input: on open its schema is checked (the ``rows`` table with its columns; no trigger, view, virtual table
+or generated column, any of which could forge what is stored or read: :mod:`moot.boundary._sqlite`), and every
+row read is validated (JSON columns through :func:`moot.boundary.load_json`, bounded; scores in [0, 1] or null,
+counts non-negative, numbers finite). A bad file or row is refused with one ConfigError naming the file, the
+row's item and the column, before anything is computed or reported from it.
+
+Rows are written whole (:meth:`ResultStore.put`) or, where a process rewrites a row it read earlier (a
+rescore), only if the row is still as it was read (:meth:`ResultStore.replace`): a row another process
+recomputed meanwhile is left alone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from moot.boundary import SQLITE_ERRORS, DataBounds, load_json, one_line, open_sqlite, require_columns
 from moot.errors import ConfigError
 from moot.models import TokenTotals
 from moot.store import Migration, migrate
@@ -65,8 +77,48 @@ def arm_key(name: str, settings: Mapping[str, Any], models: Mapping[str, str]) -
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
+Count = Annotated[int, Field(ge=0)]
+NonNegative = Annotated[float, Field(ge=0)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+"""A score: 0 (wrong) to 1 (right)."""
+_JSON_COLUMNS = {"settings": dict, "models": dict, "metrics": dict, "trace_ids": list}
+JSON_BOUNDS = DataBounds(max_bytes=4_000_000, max_depth=32, max_nodes=200_000)
+"""One JSON column of one row: a debate's metrics are a few kB."""
+
+
+class _Snapshot:
+    """A row's columns exactly as read from its file: bookkeeping for :meth:`ResultStore.replace`, not part of
+    what the row is, so two rows with the same fields are equal whatever their snapshots."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self.values = values
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Snapshot) or other is None
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _ScoredMetrics(BaseModel):
+    """The scores the harness keeps in a row's metrics: read back as accuracies, so held to the same range."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+    first_round_score: Fraction | None = None
+    position_scores: list[list[Fraction]] | None = None
+    score_before_rescore: Fraction | None = None
+    oracle: dict[str, Any] | None = None
+    overturned_majority: bool | None = None
+
+
 class ResultRow(TokenTotals, BaseModel):
     """One item x arm."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+    _stored: _Snapshot | None = PrivateAttr(default=None)
+    """The row's columns exactly as read from the file (None for a row not read from one): what
+    :meth:`ResultStore.replace` checks the file still holds."""
 
     suite: str
     item: str
@@ -77,25 +129,25 @@ class ResultRow(TokenTotals, BaseModel):
     models: dict[str, str] = {}
     status: Literal["done", "error"] = "done"
     answer: str = ""
-    score: float | None = None
+    score: Fraction | None = None
     score_detail: str = ""
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    billed_prompt_tokens: int = 0
-    billed_completion_tokens: int = 0
-    model_calls: int = 0
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+    billed_prompt_tokens: Count = 0
+    billed_completion_tokens: Count = 0
+    model_calls: Count = 0
     """Logical calls: every call the arm made, cache hits included."""
-    billed_calls: int = 0
+    billed_calls: Count = 0
     """Calls that reached a model (cache misses)."""
-    scoring_calls: int = 0
-    scoring_billed_calls: int = 0
-    cost_usd: float | None = None
+    scoring_calls: Count = 0
+    scoring_billed_calls: Count = 0
+    cost_usd: NonNegative | None = None
     """What the arm's billed calls cost in USD (scoring excluded); None when a model has no price."""
-    wall_seconds: float = 0.0
+    wall_seconds: NonNegative = 0.0
     """The arm's wall time on this item (waits for a busy endpoint included, scoring excluded)."""
-    rounds: int = 0
+    rounds: Count = 0
     stop_reason: str = ""
-    parse_failures: int = 0
+    parse_failures: Count = 0
     partial: bool = False
     metrics: dict[str, Any] = {}
     error: str | None = None
@@ -115,32 +167,75 @@ class ResultRow(TokenTotals, BaseModel):
         data["partial"] = int(self.partial)
         return tuple(data[c] for c in _COLUMNS)
 
+    @field_validator("partial", mode="before")
+    @classmethod
+    def _stored_flag(cls, value: Any) -> Any:
+        """SQLite stores the flag as 0 or 1."""
+        return bool(value) if value in (0, 1) and not isinstance(value, bool) else value
+
 
 class ResultStore:
-    """The SQLite results file of one output directory."""
+    """The SQLite results file of one output directory (see the module docstring for what is checked)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        """Open (creating and migrating it) the results file at ``path``; ``read_only`` (a report) creates and
+        migrates nothing, and nothing can be written through it (``query_only``: a plain connection otherwise,
+        so that, as the last one to close, it tidies the WAL files away where a ``mode=ro`` one would leave them)."""
         self.path = path
         try:
+            if read_only and not path.is_file():
+                raise OSError(f"{path} is not a file")
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            migrate(self._db, MIGRATIONS)
-        except (OSError, sqlite3.DatabaseError) as exc:
+        except OSError as exc:
             raise ConfigError(f"cannot use results file {path}: {exc}") from None
+        self._db = open_sqlite(path, "results file", read_only=False, max_value_bytes=JSON_BOUNDS.max_bytes)
+        try:
+            if read_only:
+                self._db.execute("PRAGMA query_only=ON")
+            else:
+                self._migrate()
+            require_columns(self._db, f"results file {path}", {"rows": _COLUMNS})
+        except SQLITE_ERRORS as exc:
+            self._db.close()
+            raise ConfigError(f"cannot use results file {path}: {one_line(str(exc), 200)}") from None
+        except ConfigError:
+            self._db.close()
+            raise
+
+    def _migrate(self) -> None:
+        self._db.execute("PRAGMA journal_mode=WAL")
+        try:
+            migrate(self._db, MIGRATIONS)
         except ConfigError as exc:  # written by a newer moot
-            raise ConfigError(f"results file {path}: {exc}") from None
+            raise ConfigError(f"results file {self.path}: {exc}") from None
 
     def put(self, row: ResultRow) -> None:
         marks = ", ".join("?" for _ in _COLUMNS)
         self._db.execute(f"INSERT OR REPLACE INTO rows ({', '.join(_COLUMNS)}) VALUES ({marks})", row.values())
         self._db.commit()
 
+    def replace(self, read: ResultRow, row: ResultRow) -> bool:
+        """Write ``row`` over ``read`` only if the file still holds ``read`` exactly as it was read: a compare-and-set,
+        so a row another process wrote since (a rerun's fresh computation) is never overwritten with a stale copy.
+        False when the row changed (or was never read from this file)."""
+        if read._stored is None:
+            return False
+        assigns = ", ".join(f"{c} = ?" for c in _COLUMNS)
+        unchanged = " AND ".join(f"{c} IS ?" for c in _COLUMNS)
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            changed = self._db.execute(
+                f"UPDATE rows SET {assigns} WHERE {unchanged}", (*row.values(), *read._stored.values)
+            ).rowcount
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        return changed == 1
+
     def finished(self, suite: str, key: str) -> set[str]:
         """Items that have a finished row for this arm configuration."""
-        found = self._db.execute(
-            "SELECT item FROM rows WHERE suite = ? AND arm_key = ? AND status = 'done'", (suite, key)
-        )
+        found = self._read("SELECT item FROM rows WHERE suite = ? AND arm_key = ? AND status = 'done'", (suite, key))
         return {item for (item,) in found}
 
     def get(self, suite: str, item: str, key: str) -> ResultRow | None:
@@ -148,20 +243,52 @@ class ResultStore:
         return found[0] if found else None
 
     def rows(self, suite: str, keys: Iterable[str], items: Sequence[str] | None = None) -> list[ResultRow]:
+        """The rows of these arm keys (and items), each validated: a bad one is a one-line ConfigError."""
         keys = list(keys)
         if not keys:
             return []
         query = f"SELECT {', '.join(_COLUMNS)} FROM rows WHERE suite = ? AND arm_key IN ({', '.join('?' * len(keys))})"
         wanted = None if items is None else set(items)
         rows = []
-        for values in self._db.execute(query, (suite, *keys)):
-            data = dict(zip(_COLUMNS, values, strict=True))
-            if wanted is not None and data["item"] not in wanted:
+        for values in self._read(query, (suite, *keys)):
+            if wanted is not None and values[1] not in wanted:
                 continue
-            for key in ("settings", "models", "metrics", "trace_ids"):
-                data[key] = json.loads(data[key])
-            rows.append(ResultRow.model_validate(data))
+            rows.append(self._row(tuple(values)))
         return rows
+
+    def _read(self, query: str, params: Sequence[Any]) -> list[Any]:
+        try:
+            return self._db.execute(query, params).fetchall()
+        except SQLITE_ERRORS as exc:
+            raise ConfigError(f"cannot read results file {self.path}: {one_line(str(exc), 200)}") from None
+
+    def _row(self, values: tuple[Any, ...]) -> ResultRow:
+        """One stored row as a ResultRow, every column checked (see the module docstring)."""
+        data = dict(zip(_COLUMNS, values, strict=True))
+        item, arm = one_line(str(data["item"]), 80), one_line(str(data["arm"]), 40)
+        where = f"results file {self.path}, row {item!r} (arm {arm})"
+        for column, kind in _JSON_COLUMNS.items():
+            if not isinstance(data[column], str):
+                raise ConfigError(f"{where}: column {column} holds {type(data[column]).__name__}, not JSON text")
+            data[column] = load_json(data[column], f"{where}: column {column}", JSON_BOUNDS)
+            if not isinstance(data[column], kind):
+                raise ConfigError(f"{where}: column {column} holds JSON that is not a {kind.__name__}")
+        if data["partial"] not in (0, 1):
+            raise ConfigError(f"{where}: column partial holds {one_line(repr(data['partial']), 40)}; 0 or 1 is valid")
+        for column in ("score", "wall_seconds", "cost_usd"):
+            if isinstance(data[column], float) and not math.isfinite(data[column]):
+                raise ConfigError(f"{where}: column {column} holds {data[column]}; a finite number is valid")
+        try:
+            _ScoredMetrics.model_validate(data["metrics"])
+            row = ResultRow.model_validate(data, strict=True)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            column = ".".join(str(part) for part in error["loc"])
+            column = column if column in _COLUMNS else f"metrics.{column}"
+            given = one_line(repr(error.get("input")), 60)
+            raise ConfigError(f"{where}: column {column} holds {given}: {one_line(error['msg'], 120)}") from None
+        row._stored = _Snapshot(values)
+        return row
 
     def close(self) -> None:
         self._db.close()

@@ -129,6 +129,9 @@ class Comparison:
     failed: int = 0
     missed: int = 0
     """Rows a cache-only comparison could not compute: a call they needed was not in the cache (not recorded)."""
+    changed_meanwhile: int = 0
+    """Rows ``--rescore`` left alone because another process rewrote them after they were read (compare-and-set):
+    the other process's row is kept."""
     meter: Meter = field(default_factory=Meter)
     """Calls made by this invocation (arms and scoring): billed_calls == 0 on a replay."""
     matched_k: int | None = None
@@ -213,7 +216,8 @@ class PreparedComparison:
         self.base, self.sandbox = base, sandbox
         self.executor = make_executor(options, specs, base, sandbox)
         try:
-            self.store = ResultStore(options.out / RESULTS_FILE)
+            # (a report only reads: nothing can be written, even by a file whose schema would try)
+            self.store = ResultStore(options.out / RESULTS_FILE, read_only=options.report_only and not options.rescore)
         except ConfigError:
             self.executor.close()
             raise
@@ -254,7 +258,10 @@ class PreparedComparison:
         return self.result
 
     async def _rescore(self) -> None:
-        """Score every finished row's stored answer again; the row records when, and its old score if it changed."""
+        """Score every finished row's stored answer again; the row records when, and its old score if it changed.
+
+        Scoring takes time (a sandbox run per code answer) while another process may be rerunning the same rows,
+        so each row is written back only if it is still as it was read (:meth:`ResultStore.replace`)."""
         items = {i.id: i for i in self.suite.items}
         meter = Meter()
         clients = ClientFactory(EndpointLimits(self.options.concurrency), None, self.base)  # an LLM judge's calls
@@ -267,8 +274,16 @@ class PreparedComparison:
             if score.value != row.score:
                 metrics["score_before_rescore"] = row.score
             updated = row.model_copy(update={"score": score.value, "score_detail": score.detail, "metrics": metrics})
-            self.store.put(updated)
-            self.result.rows[number] = updated
+            if self.store.replace(row, updated):
+                self.result.rows[number] = updated
+                continue
+            # Another process (a --rerun) rewrote the row since it was read: its row is newer than this rescore's
+            # copy, so it stays, and is what this report shows.
+            self.result.changed_meanwhile += 1
+            current = self.store.get(row.suite, row.item, row.arm_key)
+            if current is not None:
+                current.arm = row.arm
+                self.result.rows[number] = current
         self.result.meter += meter
 
     def _matched_debate(self) -> ComparedArm:
