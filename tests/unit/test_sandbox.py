@@ -418,7 +418,7 @@ def attempt(action):
 _KERNEL_PROBE = (
     _PROBE_START
     + """
-layers = confine._linux_layers(os.getcwd(), {"disk_mb": 8})  # the kernel layers only: no audit hook installed
+layers = confine._linux_layers(os.getcwd(), {"disk_mb": 8, "memory_mb": 256})  # kernel layers only, no audit hook
 def fork():
     if os.fork() == 0:
         os._exit(0)
@@ -536,7 +536,7 @@ def test_root_that_may_not_change_its_uid_says_so_instead_of_crashing(tmp_path: 
 def refused(*ids):
     raise PermissionError(1, "Operation not permitted")
 os.setresuid = refused
-layers = confine._linux_layers(os.getcwd(), {"disk_mb": 8})
+layers = confine._linux_layers(os.getcwd(), {"disk_mb": 8, "memory_mb": 256})
 print(json.dumps({"layers": layers, "uid": os.getuid()}))
 """
     )
@@ -601,3 +601,21 @@ def test_the_sandbox_root_is_enterable_and_each_work_directory_private(monkeypat
     monkeypatch.setattr(sandbox_module._Process, "__init__", recording)
     assert run("def f():\n    return 1\n", "assert f() == 1").status is SandboxStatus.PASSED
     assert modes == {"root": 0o711, "code": 0o700, "tester": 0o700}
+
+
+def test_a_wall_clock_overrun_between_tests_is_the_sandboxs_only_when_its_own_time_overran():
+    """The tester's own time (start-up, between steps) is the only time the code cannot stretch: within its budget,
+    an overrun opens the next test (a timeout, the code's); past it, the reports stand (a tool fault)."""
+    from moot.sandbox import _sandbox
+
+    own = _sandbox._OwnTime(SandboxLimits(wall_seconds=4), tests=2)
+    first = [{"event": "begin", "step": "test", "index": 0}, {"event": "end", "step": "test", "index": 0}]
+    for event in ("begin", "end"):
+        own.note(event)
+    assert _sandbox._at_wall(first, own)[-1] == {"event": "begin", "step": "test", "index": 1}
+    both = [*first, {"event": "begin", "step": "test", "index": 1}, {"event": "end", "step": "test", "index": 1}]
+    assert _sandbox._at_wall(both, own)[-1] == {"event": "done"}  # every verdict is in
+    assert _sandbox._at_wall(first[:1], own) == first[:1]  # inside a step: already the code's
+    own.spent = own.budget + 0.1
+    assert _sandbox._at_wall(first, own) == first  # the tester itself overran: stays a tool fault
+    assert own.budget == 1.0  # a quarter of a 4 s wall clock, at most 2 s

@@ -57,8 +57,9 @@ from collections.abc import Callable
 from typing import Any
 
 MB = 1024 * 1024
-OPEN_FILES = 256
-"""Descriptors a sandbox process may hold at once; the interpreter and its channel need a handful."""
+OPEN_FILES = 64
+"""Descriptors a sandbox process may hold at once (and, for Unix sockets, pass in flight); the interpreter and its
+channel need a handful. Each pipe or socket pins a fixed amount of kernel memory (see ``_SOCKET_BUFFERS``)."""
 TASKS = 64
 """Threads a sandbox process may run at once, itself included (new processes are refused outright)."""
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -121,13 +122,17 @@ def readable_roots(workdir: str) -> list[str]:
     return [r for r in dict.fromkeys(roots) if os.path.exists(r)]
 
 
-def confine(limits: dict[str, Any], workdir: str) -> list[str]:
-    """Apply every layer (see the module docstring); return the names of those that took effect."""
+def confine(limits: dict[str, Any], workdir: str, observer: Callable[[str], None] | None = None) -> list[str]:
+    """Apply every layer (see the module docstring); return the names of those that took effect.
+
+    ``observer``, if given, is told each refusal's message as the audit hook raises it, so a caller can learn that
+    its untrusted input tried something forbidden even when third-party code swallowed the PermissionError.
+    """
     applied = set_limits(limits)
     if sys.platform.startswith("linux"):
         applied += _linux_layers(workdir, limits)
     _disarm_posixsubprocess()
-    sys.addaudithook(make_audit_hook(workdir, os.getpid()))
+    sys.addaudithook(make_audit_hook(workdir, os.getpid(), observer))
     return [*applied, "audit-hook"]
 
 
@@ -173,7 +178,10 @@ SECCOMP_MODE_FILTER = 2
 
 def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
     libc = ctypes.CDLL(None, use_errno=True)
+    parent = os.getppid()
     applied = [f"tasks-{TASKS}"] if _join_task_group() else []
+    if _join_memory_group(memory_ceiling(limits)):
+        applied.append(MEMORY_GROUP)
     disk_mb = int(limits["disk_mb"])
     uid, gid = os.getuid(), os.getgid()
     if os.geteuid() == 0:
@@ -186,6 +194,8 @@ def _linux_layers(workdir: str, limits: dict[str, Any]) -> list[str]:
     # changes: a change of credentials clears it.)
     if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
         applied.append("pdeathsig")
+    if os.getppid() != parent:  # moot died before the signal was set: nothing would ever end this process
+        os._exit(1)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0:
         if _landlock(libc, workdir):
             applied.append("landlock")
@@ -352,15 +362,20 @@ def _join_task_group() -> bool:
     Needs a writable cgroup v1 ``pids`` hierarchy, as root has on most Linux hosts; elsewhere the
     task limit is RLIMIT_NPROC, set once inside the user namespace (see ``_linux_layers``).
     """
-    group = task_group(os.getpid())
+    return _join_group(task_group(os.getpid()), "pids.max", str(TASKS))
+
+
+def _join_group(group: str, limit: str, value: str) -> bool:
+    """Make the cgroup ``group``, set its ``limit`` file to ``value`` and move this process into it; on any
+    failure leave no group behind (``remove_task_group`` removes this pid's groups in every hierarchy)."""
     try:
         os.mkdir(group)
     except OSError:
         return False
     try:
-        for name, value in (("pids.max", str(TASKS)), ("cgroup.procs", "0")):
+        for name, setting in ((limit, value), ("cgroup.procs", "0")):
             with open(os.path.join(group, name), "w") as file:
-                file.write(value)
+                file.write(setting)
     except OSError:
         remove_task_group(os.getpid())
         return False
@@ -368,11 +383,92 @@ def _join_task_group() -> bool:
 
 
 def remove_task_group(pid: int) -> None:
-    """Remove the task group of a sandbox process that has exited (an empty cgroup is removed with rmdir)."""
+    """Remove the cgroups of a sandbox process that has exited (an empty cgroup is removed with rmdir)."""
+    for group in (task_group(pid), memory_group(pid)):
+        if group is not None:
+            try:
+                os.rmdir(group)
+            except OSError:
+                pass
+
+
+MEMORY_GROUP = "memory-cgroup"
+"""The layer's name when the process is in a memory cgroup of its own (see ``_join_memory_group``)."""
+_GROUP_SLACK_MB = 64
+"""Beyond the address space and the work directory's tmpfs: the interpreter's page tables, its share of file
+pages, and what the kernel holds for it (pipe and socket buffers)."""
+
+
+def memory_ceiling(limits: dict[str, Any]) -> int:
+    """Bytes a sandbox process may hold in all, the kernel's share included: its address space, its tmpfs (whose
+    pages are charged to it too) and :data:`_GROUP_SLACK_MB`; RLIMIT_AS alone counts none of the kernel's memory."""
+    return (int(limits["memory_mb"]) + int(limits["disk_mb"]) + _GROUP_SLACK_MB) * MB
+
+
+def _memory_parent() -> tuple[str, str] | None:
+    """Where this process's memory cgroup lives, and the file that caps a child group: the cgroup v1 ``memory``
+    hierarchy (``memory.limit_in_bytes``), or cgroup v2 (``memory.max``) where the memory controller is delegated
+    to this process's group; None if neither. A sandbox's group is made beneath moot's own, so the limits the
+    machine puts on moot still hold."""
     try:
-        os.rmdir(task_group(pid))
+        with open("/proc/self/cgroup") as file:
+            lines = file.read().splitlines()
     except OSError:
-        pass
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return f"{CGROUP_ROOT}/memory{path.rstrip('/')}", "memory.limit_in_bytes"
+    for line in lines:
+        if line.startswith("0::"):
+            parent = f"{CGROUP_ROOT}{line[3:].rstrip('/')}"
+            try:
+                with open(f"{parent}/cgroup.subtree_control") as file:
+                    delegated = "memory" in file.read().split()
+            except OSError:
+                return None
+            return (parent, "memory.max") if delegated else None
+    return None
+
+
+def memory_group(pid: int) -> str | None:
+    """The memory cgroup a sandbox process with this pid joins (beneath moot's own); None where none can be made."""
+    found = _memory_parent()
+    return None if found is None else f"{found[0]}/moot-sandbox-{pid}"
+
+
+def _join_memory_group(ceiling: int) -> bool:
+    """Join a memory cgroup of this process's own, capped at ``ceiling`` bytes, kernel memory included.
+
+    Pipe pages and socket buffers count there, where no rlimit counts them: filling every buffer it can open ends
+    in a refused write or this process killed by the kernel, never the host's memory. Needs a writable memory
+    hierarchy (root with cgroup v1, or cgroup v2 with the memory controller delegated).
+    """
+    found = _memory_parent()
+    if found is None:
+        return False
+    return _join_group(f"{found[0]}/moot-sandbox-{os.getpid()}", found[1], str(ceiling))
+
+
+def sweep_groups() -> None:
+    """Remove the cgroups of sandbox processes that no longer exist (left when moot itself was killed).
+
+    A group is named after its process, so one whose process is alive is never touched; rmdir removes only an
+    empty group.
+    """
+    parents = [f"{CGROUP_ROOT}/pids", *([found[0]] if (found := _memory_parent()) else [])]
+    for parent in parents:
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            pid = name.removeprefix("moot-sandbox-")
+            if pid != name and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                try:
+                    os.rmdir(os.path.join(parent, name))
+                except OSError:
+                    pass
 
 
 def _quota_workdir(libc: ctypes.CDLL, workdir: str, uid: int, gid: int, megabytes: int) -> bool:
@@ -441,12 +537,12 @@ _IPC_AARCH64 = (194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187, 180,
 _SECCOMP_ARCHES = {
     "x86_64": (
         0xC000003E,
-        {"clone": 56, "clone3": 435},
+        {"clone": 56, "clone3": 435, "prctl": 157, "setsockopt": 54, "fcntl": 72},
         (59, 322, 57, 58, 42, 101, 310, 311, 438, 272, 308, 165, 321, 323, 298, 250, 425, 41, 319, 447, *_IPC_X86_64),
     ),
     "aarch64": (
         0xC00000B7,
-        {"clone": 220, "clone3": 435},
+        {"clone": 220, "clone3": 435, "prctl": 167, "setsockopt": 208, "fcntl": 25},
         (221, 281, 203, 117, 270, 271, 438, 97, 268, 40, 280, 282, 241, 219, 425, 198, 279, 447, *_IPC_AARCH64),
     ),
 }
@@ -458,6 +554,19 @@ channel the sandbox inherited, so no datagram reaches a host's Unix socket), mem
 owned by its uid: System V shared memory (shmget, shmat, shmctl, shmdt), semaphores (semget, semop, semctl,
 semtimedop) and message queues (msgget, msgsnd, msgrcv, msgctl), POSIX message queues (mq_open ...
 mq_getsetattr) and keys (add_key, request_key))."""
+_PRCTL_ALLOWED = (
+    *(2, 3, 5, 7, 9, 11, 13, 16, 19, 21, 23, 25, 27, 30, 34, 37, 39, 40, 42, 46, 51, 52, 56, 58, 66, 68, 74),
+    15,  # PR_SET_NAME: a thread's name
+    0x53564D41,  # PR_SET_VMA: the C library names its anonymous mappings
+)
+"""The prctl options a sandbox process may use: every PR_GET_* (and PR_CAPBSET_READ, PR_MCE_KILL_GET), and naming
+threads and mappings. Everything else is refused: PR_SET_PDEATHSIG (clearing it outlives moot), PR_SET_DUMPABLE,
+PR_SET_PTRACER, PR_SET_CHILD_SUBREAPER, PR_SET_MM, PR_SET_SECCOMP, PR_SET_KEEPCAPS, PR_CAP_AMBIENT, PR_SET_TSC ..."""
+_SOL_SOCKET, _F_SETPIPE_SZ = 1, 1031
+_SOCKET_BUFFERS = (7, 8, 32, 33)
+"""SO_SNDBUF, SO_RCVBUF, SO_SNDBUFFORCE, SO_RCVBUFFORCE: a socket keeps the system's default buffers, as a pipe keeps
+its default size (F_SETPIPE_SZ is refused): kernel memory that RLIMIT_AS does not count stays a fixed amount per
+descriptor, and descriptors are capped by :data:`OPEN_FILES`."""
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _CLONE_THREAD, _AF_UNIX, _X32_BIT = 0x00010000, 1, 0x40000000
@@ -477,10 +586,26 @@ def seccomp_program(machine: str) -> list[tuple[int, int, int, int]] | None:
     program += [
         (_JEQ, "enosys", 0, special["clone3"]),  # glibc then falls back to clone(), whose flags we can read
         (_JEQ, "clone", 0, special["clone"]),
+        (_JEQ, "prctl", 0, special["prctl"]),
+        (_JEQ, "setsockopt", 0, special["setsockopt"]),
+        (_JEQ, "fcntl", 0, special["fcntl"]),
         (_RET, 0, 0, _RET_ALLOW),
         "clone",
         (_LD_W_ABS, 0, 0, 16),
         (_JSET, "allow", "deny", _CLONE_THREAD),  # a new thread is fine, a new process is not
+        "prctl",
+        (_LD_W_ABS, 0, 0, 16),  # the option (an int: the low word of the first argument)
+        *[(_JEQ, "allow", 0, option) for option in _PRCTL_ALLOWED],
+        (_RET, 0, 0, _RET_ERRNO | errno.EPERM),
+        "setsockopt",
+        (_LD_W_ABS, 0, 0, 24),  # the level
+        (_JEQ, 0, "allow", _SOL_SOCKET),
+        (_LD_W_ABS, 0, 0, 32),  # the option
+        *[(_JEQ, "deny", 0, option) for option in _SOCKET_BUFFERS],
+        (_RET, 0, 0, _RET_ALLOW),
+        "fcntl",
+        (_LD_W_ABS, 0, 0, 24),  # the command
+        (_JEQ, "deny", "allow", _F_SETPIPE_SZ),
         "deny",
         (_RET, 0, 0, _RET_ERRNO | errno.EPERM),
         "enosys",
@@ -502,7 +627,10 @@ def _assemble(program: list[Insn | str]) -> list[tuple[int, int, int, int]]:
             rows.append(item)
 
     def offset(target: int | str, index: int) -> int:
-        return target if isinstance(target, int) else labels[target] - index - 1
+        jump = target if isinstance(target, int) else labels[target] - index - 1
+        if not 0 <= jump <= 255:
+            raise ValueError(f"a seccomp jump of {jump} rows does not fit BPF's 8-bit offset (0-255)")
+        return jump
 
     return [(code, offset(jt, i), offset(jf, i), k) for i, (code, jt, jf, k) in enumerate(rows)]
 
@@ -542,14 +670,20 @@ def _disarm_posixsubprocess() -> None:
     _posixsubprocess.fork_exec = fork_exec  # type: ignore[assignment]
 
 
-def make_audit_hook(workdir: str, pid: int) -> Callable[[str, tuple[Any, ...]], None]:
-    """The PEP 578 hook: raise PermissionError, with a message saying what is not allowed, on a forbidden event."""
+def make_audit_hook(
+    workdir: str, pid: int, observer: Callable[[str], None] | None = None
+) -> Callable[[str, tuple[Any, ...]], None]:
+    """The PEP 578 hook: raise PermissionError, with a message saying what is not allowed, on a forbidden event
+    (first telling ``observer`` that message, if one is given)."""
     readable = readable_roots(workdir)
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         reason = _refusal(event, args, workdir, pid, readable)
         if reason:
-            raise PermissionError(f"sandbox: {reason} is not allowed ({event})")
+            message = f"sandbox: {reason} is not allowed ({event})"
+            if observer is not None:
+                observer(message)
+            raise PermissionError(message)
 
     return hook
 

@@ -32,23 +32,27 @@ processes at once.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import json
 import os
 import select
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from moot.boundary import compile_python
 from moot.errors import ConfigError
 from moot.sandbox._cancel import Cancellation, SandboxCancelled, current_cancellation
-from moot.sandbox._confine import UNPRIVILEGED, remove_task_group
+from moot.sandbox._confine import UNPRIVILEGED, remove_task_group, sweep_groups
 from moot.sandbox._limits import SandboxLimits
 from moot.sandbox._records import MEMORY_EXIT_CODE, ChildExit, ProtocolBreach, assemble, killed_in_step, load_report
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus
@@ -74,7 +78,7 @@ _AS_ROOT = (
 )
 
 
-def floor() -> tuple[str, ...]:
+def isolation_floor() -> tuple[str, ...]:
     """The layers a sandbox process must report before it gets any code: :data:`SAFE_FLOOR`, and as root the
     unprivileged uid (root's own uid reads every root-owned file that Landlock alone stands in front of)."""
     return (*SAFE_FLOOR, UNPRIVILEGED) if os.geteuid() == 0 else SAFE_FLOOR
@@ -88,7 +92,7 @@ def validate_tests(tests: Sequence[str]) -> list[str]:
         )
     for number, test in enumerate(tests, 1):
         try:
-            compile(test, f"test_{number}.py", "exec")
+            compile_python(test, f"test_{number}.py")
         except SyntaxError as exc:
             raise ConfigError(
                 f"test {number} is not valid Python ({exc.msg}, line {exc.lineno}): {test!r}; "
@@ -97,8 +101,16 @@ def validate_tests(tests: Sequence[str]) -> list[str]:
     return list(tests)
 
 
-def run_tests(code: str, tests: Sequence[str], limits: SandboxLimits | None = None) -> SandboxResult:
+def run_tests(
+    code: str, tests: Sequence[str], limits: SandboxLimits | None = None, *, entry_points: Sequence[str] = ()
+) -> SandboxResult:
     """Run ``code`` as a module, then each test against it, in the sandbox; never raises for anything the code does.
+
+    ``entry_points``: the names the tests are about (a task's function). Where they are given, only those of the
+    code's names take the place of a builtin of the same name in the checks (``def pow`` is what ``check(pow)``
+    tests), and every other builtin a check calls stays Python's own, so an answer that also defines ``abs``
+    cannot change what ``abs(candidate(x) - y) < 1e-6`` computes. Where none are given, the code's names all come
+    before the builtins, as in one module.
 
     Raises :class:`~moot.sandbox._cancel.SandboxCancelled` if the run's cancellation (see ``_cancel.py``) fired.
     """
@@ -106,12 +118,16 @@ def run_tests(code: str, tests: Sequence[str], limits: SandboxLimits | None = No
     tests = validate_tests(tests)
     cancellation = current_cancellation()
     started = time.monotonic()
-    root = tempfile.mkdtemp(prefix="moot-sandbox-")
+    sweep_leftovers()
+    root = tempfile.mkdtemp(prefix=ROOT_PREFIX)
+    held = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fcntl.flock(held, fcntl.LOCK_EX)  # held while the run lasts: see sweep_leftovers
     # Enterable (not listable) by others, so a process that became ``nobody`` reaches its own work directory
     # even where no mount namespace can cover this one; each work directory stays closed to everyone else.
     os.chmod(root, 0o711)
     try:
-        result = _run(code, tests, limits, _Place(os.path.realpath(root), cancellation), started)
+        place = _Place(os.path.realpath(root), cancellation)
+        result = _run(code, _Checks(tests, tuple(entry_points)), limits, place, started)
     except OSError as exc:
         result = SandboxResult(
             status=SandboxStatus.TOOL_FAULT,
@@ -120,9 +136,57 @@ def run_tests(code: str, tests: Sequence[str], limits: SandboxLimits | None = No
         )
     finally:
         remove_tree(root)
+        os.close(held)
     if cancellation.cancelled:  # its processes were killed under it: whatever it concluded is not a result
         raise SandboxCancelled("the sandbox run was cancelled")
     return result
+
+
+ROOT_PREFIX = "moot-sandbox-"
+_SWEEP_AGE = 60.0
+"""Seconds a run's root must exist before a sweep may look at it: its lock is taken microseconds after it is made."""
+
+
+def sweep_leftovers() -> None:
+    """Remove what runs of a moot process that was killed (``kill -9``) left: their work directories and cgroups.
+
+    Their processes died with moot (``pdeathsig``), but nobody removed their files. A live run holds a lock on its
+    root directory (in any process, any pid namespace), so a root whose lock can be taken, older than a minute and
+    ours, is a dead run's; a cgroup is removed once the process it is named after no longer exists.
+    """
+    sweep_groups()
+    base = tempfile.gettempdir()
+    try:
+        names = [name for name in os.listdir(base) if name.startswith(ROOT_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            found = os.stat(path, follow_symlinks=False)
+            if found.st_uid != os.geteuid() or not stat.S_ISDIR(found.st_mode):
+                continue
+            if time.time() - found.st_mtime < _SWEEP_AGE:
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a live run's
+        else:
+            remove_tree(path)
+        finally:
+            os.close(fd)
+
+
+@dataclass(frozen=True)
+class _Checks:
+    """The tests of a run, and the names they are about (see :func:`run_tests`)."""
+
+    tests: list[str]
+    entry_points: tuple[str, ...]
 
 
 class _Place:
@@ -132,16 +196,22 @@ class _Place:
         self.root, self.cancellation = root, cancellation
 
 
-def _run(code: str, tests: list[str], limits: SandboxLimits, place: _Place, started: float) -> SandboxResult:
+def _run(code: str, checks: _Checks, limits: SandboxLimits, place: _Place, started: float) -> SandboxResult:
+    tests = checks.tests
     deadline = started + limits.wall_seconds
     host = CodeHost(code, limits, place, deadline)
     try:
         records = host.start()
         if host.exports is None:
             return host.result(records, tests, time.monotonic() - started)
-        tester = _Process("tester", place, _setup(limits, tests=tests, exports=host.exports), limits)
+        tester = _Process(
+            "tester",
+            place,
+            _setup(limits, tests=tests, exports=host.exports, entry_points=[*checks.entry_points]),
+            limits,
+        )
         try:
-            records += _relay(tester, host, deadline)
+            records += _relay(tester, host, deadline, _OwnTime(limits, len(tests)))
             ended = tester.end(deadline)
             out, err = host.output()
             return assemble(
@@ -160,34 +230,92 @@ def _run(code: str, tests: list[str], limits: SandboxLimits, place: _Place, star
         host.stop()
 
 
+CODE_LIMITS = ("cpu_seconds", "memory_mb", "file_size_mb", "disk_mb", "test_seconds")
+"""The limits the code's process applies to itself (rlimits, its tmpfs, the load step's alarm), which the kernel shows
+the code anyway. Never the run's wall clock: code that knows the deadline could aim its own slowness at the moment
+between two tests."""
+
+
 def _setup(limits: SandboxLimits, **fields: Any) -> dict[str, Any]:
-    """What a sandbox process reads on its stdin at start: the limits, and the code or the tests to run."""
-    return {"limits": limits.model_dump(), "memory_exit_code": MEMORY_EXIT_CODE, **fields}
+    """What a sandbox process reads on its stdin at start: the limits, and the code or the tests to run.
+
+    The code's process (``code`` in ``fields``) gets only :data:`CODE_LIMITS`: its memory is the code's to read.
+    """
+    shown = limits.model_dump()
+    if "code" in fields:
+        shown = {name: shown[name] for name in CODE_LIMITS}
+    return {"limits": shown, "memory_exit_code": MEMORY_EXIT_CODE, **fields}
 
 
-def _relay(tester: _Process, host: CodeHost, deadline: float) -> list[dict[str, Any]]:
+class _OwnTime:
+    """The tester's own time: from its start to its first step, and between its steps.
+
+    No request to the code can be outstanding then, and the tester works only on what the sandbox gave it, so
+    this is the only time of a run the code cannot stretch. A wall-clock overrun is the sandbox's fault only when
+    this time alone took more than :meth:`budget`; otherwise the code's steps used the wall clock up.
+    """
+
+    def __init__(self, limits: SandboxLimits, tests: int) -> None:
+        self.spent, self.since, self.tests = 0.0, time.monotonic(), tests
+        self.budget = min(_OWN_SECONDS, _OWN_SHARE * limits.wall_seconds)
+
+    def note(self, event: Any) -> None:
+        now = time.monotonic()
+        if event == "begin" and self.since is not None:
+            self.spent, self.since = self.spent + now - self.since, None
+        elif event == "end":
+            self.since = now
+
+    def overran(self) -> bool:
+        """Whether the tester's own time, so far, took more than its budget."""
+        current = time.monotonic() - self.since if self.since is not None else 0.0
+        return self.spent + current > self.budget
+
+
+_OWN_SECONDS, _OWN_SHARE = 2.0, 0.25
+"""The tester's own time (see ``_OwnTime``) is at most this many seconds or this share of the wall clock; starting
+the interpreter and moving between steps take a fraction of a second, even on a busy machine."""
+
+
+def _at_wall(records: list[dict[str, Any]], own: _OwnTime) -> list[dict[str, Any]]:
+    """The tester's reports once the wall clock ran out on it: the step it was about to begin is opened (and ends
+    as a wall-clock timeout, the code's) unless its own time overran, which alone is the sandbox's fault.
+
+    Once every test has ended, every verdict is in: only the final report was lost.
+    """
+    inside = bool(records) and records[-1].get("event") == "begin"
+    if inside or own.overran():
+        return records
+    ended = sum(1 for r in records if r.get("event") == "end" and r.get("step") == "test")
+    if ended >= own.tests:
+        return [*records, {"event": "done"}]
+    return [*records, {"event": "begin", "step": "test", "index": ended}]
+
+
+def _relay(tester: _Process, host: CodeHost, deadline: float, own: _OwnTime) -> list[dict[str, Any]]:
     """Pass the tester's requests to the code's process and the answers back; return the tester's reports.
 
     A request is relayed as the tester wrote it, read no further than its head.
     """
-    records = []
+    records: list[dict[str, Any]] = []
     while True:
         try:
             line = tester.receive(deadline)
             if line is None:
                 tester.timed_out = True
-                return records
+                return _at_wall(records, own)
             if "op" in line.fields():
                 head = line.head()
                 seconds = min(float(head.get("seconds") or 0), deadline - time.monotonic())
                 if not tester.send(host.ask(line, head.get("id"), seconds), deadline):
                     tester.timed_out = True
-                    return records
+                    return _at_wall(records, own)
                 continue
             message = line.message(HEAD_LIMIT)
         except (WireError, TypeError, ValueError):
             return records  # it ended or spoke out of turn: how it ended decides the blame
         if message.get("event") in ("begin", "end", "done", "harness_error"):
+            own.note(message["event"])
             records.append(message)
             if message["event"] in ("done", "harness_error"):
                 return records
@@ -365,7 +493,7 @@ class CodeHost:
                 return line.message(HEAD_LIMIT)
 
     def _check_floor(self, isolation: list[str]) -> None:
-        missing = [layer for layer in floor() if layer not in isolation]
+        missing = [layer for layer in isolation_floor() if layer not in isolation]
         if missing and not self.limits.weak_isolation:
             self.stop()
             remedy = "run on Linux 5.13 or later" if set(missing) & set(SAFE_FLOOR) else _AS_ROOT
