@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from autogen_agentchat.base import Team
 
-from moot.arbiters import Candidate, Evidence, ProgramVote
+from moot.arbiters import UNOBSERVED, Candidate, Evidence, ProgramVote
 from moot.conditions import MaxRounds
 from moot.display import result_markdown
 from moot.errors import ConfigError
@@ -179,3 +179,15 @@ def test_a_models_own_checks_at_import_time_are_not_part_of_its_program():
     assert namespace["total"]([1, 2]) == 3 and "def check" in program
     plain = "def total(xs):\n    # keep my comment\n    return sum(xs)\n"
     assert assemble_program("", plain, "total") == "\n\n\n" + plain  # nothing to strip: layout kept
+
+
+@pytest.mark.parametrize("hidden", [UNOBSERVED, ""])
+def test_programs_whose_behaviour_was_not_observed_never_vote_together(hidden):
+    """Two different wrong programs that flood the probe's line out (no output) are two behaviours, not one
+    group of two: they cannot out-vote a right one that passes as many visible tests."""
+    right = _candidate("A", 2, '["3", "0"]')
+    flood_1, flood_2 = _candidate("B", 2, hidden), _candidate("C", 2, hidden)
+    ruling = ProgramVote().rule([right, flood_1, flood_2], {"e1": "A", "e2": "B", "e3": "C"})
+    assert ruling.candidate == "A" and ruling.votes == {"A": 1, "B": 1, "C": 1}
+    observed = _candidate("D", 2, '["3", "0"]')  # the control: equal observed outputs still vote together
+    assert ProgramVote().rule([flood_1, right, observed], {"e1": "B", "e2": "A", "e3": "D"}).votes["A"] == 2

@@ -165,3 +165,18 @@ def test_prompt_model_counts_calls_and_fails_on_cue():
         assert "went away" in str(exc)
     else:
         raise AssertionError("fail_after did not fail")
+
+
+def test_self_consistency_never_groups_samples_whose_behaviour_was_not_observed():
+    """Two wrong samples whose probe line was flooded out (behaviour unobserved, empty) must not out-vote a right
+    sample that agrees with one other observed sample; nor do they form a group of two."""
+    from moot.arbiters import Evidence
+    from moot.harness.arms._vote import _by_consensus, _group_sizes
+
+    hidden = Evidence(passed=0, total=2, behaviour="")
+    right = Evidence(passed=2, total=2, behaviour='["3", "5"]')
+    other = Evidence(passed=1, total=2, behaviour='["3", "4"]')
+    samples = [hidden, hidden, other, right]
+    assert _group_sizes(samples) == [1, 1, 1, 1]
+    assert _by_consensus(samples) == 3  # every group is one: more visible tests passed decides
+    assert _by_consensus([hidden, hidden, right, right]) == 2

@@ -249,7 +249,7 @@ async def test_a_failing_tool_is_reported_to_the_agent_and_the_run_goes_on(tmp_p
 
 
 async def test_a_tool_fault_is_recorded_then_raised(tmp_path):
-    def sandbox_down(code, tests, limits):
+    def sandbox_down(code, tests, limits, entry_points=()):
         return SandboxResult(status=SandboxStatus.TOOL_FAULT, tool_error="harness crashed")
 
     tools = ToolBox([run_python_tool(FAST, runner=sandbox_down, tool_retries=1)])

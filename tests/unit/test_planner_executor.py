@@ -342,7 +342,7 @@ async def test_a_broken_tool_ends_the_run_as_a_partial_result():
     from moot.sandbox import SandboxResult, SandboxStatus
     from moot.tools import run_python_tool
 
-    def down(code, tests, limits):
+    def down(code, tests, limits, entry_points=()):
         return SandboxResult(status=SandboxStatus.TOOL_FAULT, tool_error="harness crashed")
 
     model = ScriptedModel({"planner": [plan(step("run", "run_python"))], "executor": [call("run_python", code="1")]})

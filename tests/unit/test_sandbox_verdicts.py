@@ -556,3 +556,108 @@ def test_an_honest_answer_that_imports_modules_passes():
     checks = ["assert m.isclose(f(2), 5.0)", "assert np.allclose([f(1)], [3])", "assert asyncio.run(g()) == 3"]
     result = run_tests(code, checks, LIMITS)
     assert result.status is SandboxStatus.PASSED, [(t.test, t.message) for t in result.failures]
+
+
+# ------------------------------------------------------------------ issue 40, class 5 and the wire side of class 3
+BUILTIN_NAMES = ("pow", "abs", "len", "sum", "max", "sorted", "round", "filter", "print", "repr", "isinstance")
+
+
+@pytest.mark.parametrize("name", BUILTIN_NAMES)
+def test_an_entry_point_named_like_a_builtin_is_the_answers_never_the_builtin(name: str):
+    """The answer's names shadow builtins in the checks, as in one module: ``def pow(b, e): return 0`` fails
+    ``assert pow(2, 3) == 8`` (the builtin would pass it), and an honest ``pow`` passes."""
+    checks = [f"assert {name}(2, 3) == 8", f"def check(candidate):\n    assert candidate(3, 2) == 9\ncheck({name})"]
+    forger = f"def {name}(b, e):\n    return 0\n"
+    result = run_tests(forger, checks, LIMITS)
+    assert result.status is SandboxStatus.CONTENT_FAULT and result.passed == 0, [t.message for t in result.tests]
+    honest = f"def {name}(b, e):\n    return b ** e\n"
+    assert run_tests(honest, checks, LIMITS).status is SandboxStatus.PASSED
+
+
+@pytest.mark.parametrize("name", BUILTIN_NAMES)
+def test_a_named_entry_point_is_the_answers_and_every_other_builtin_stays_pythons(name: str):
+    """With the entry point named (as the scorer, the code debate and the reflection-tests critic name it), the
+    entry point named like a builtin is still the answer's, and no other name the answer defines can change what
+    a check computes: ``def abs(v): return 0`` beside a wrong ``f`` would pass ``abs(f(x) - y) < 1e-9``."""
+    checks = [f"assert {name}(2, 3) == 8", f"def check(candidate):\n    assert candidate(3, 2) == 9\ncheck({name})"]
+    forger = f"def {name}(b, e):\n    return 0\n"
+    assert run_tests(forger, checks, LIMITS, entry_points=[name]).passed == 0
+    honest = f"def {name}(b, e):\n    return b ** e\n"
+    assert run_tests(honest, checks, LIMITS, entry_points=[name]).status is SandboxStatus.PASSED
+
+
+SHADOWS = "def abs(v):\n    return 0\ndef len(v):\n    return 3\ndef isinstance(a, b):\n    return True\n"
+CLOSE_CHECKS = [
+    "def check(candidate):\n    assert abs(candidate(2) - 5) < 1e-9\n    assert len([candidate(1)]) == 1\ncheck(f)",
+    "assert abs(f(3) - 7) < 1e-9 and isinstance(f(3), int)",
+]
+
+
+def test_helpers_named_like_builtins_cannot_steer_checks_about_a_named_entry_point():
+    wrong = f"{SHADOWS}def f(x):\n    return x\n"
+    result = run_tests(wrong, CLOSE_CHECKS, LIMITS, entry_points=["f"])
+    assert result.passed == 0, [t.message for t in result.tests]
+    honest = f"{SHADOWS}def f(x):\n    return 2 * x + 1\n"  # the control: the same shadows, a right f
+    assert run_tests(honest, CLOSE_CHECKS, LIMITS, entry_points=["f"]).status is SandboxStatus.PASSED
+
+
+def test_the_answer_is_compiled_without_the_hosts_future_imports():
+    """HumanEval/136: an annotation naming ``List`` without importing it is a NameError when Python runs the code."""
+    forger = "def f(x) -> List[int]:\n    return 2 * x + 1\n"
+    result = run_tests(forger, HIDDEN, LIMITS)
+    assert result.load is not None and result.load.error_type == "NameError" and result.passed == 0
+    honest = "from typing import List\ndef f(x) -> List[int]:\n    return 2 * x + 1\n"
+    assert run_tests(honest, HIDDEN, LIMITS).status is SandboxStatus.PASSED
+
+
+BIG = "7 ** 6783"  # 5,733 digits: over Python's 4,300-digit str/int limit
+
+
+def test_an_int_beyond_the_str_conversion_limit_crosses_exactly_both_ways():
+    code = f"def f(x):\n    return {BIG} + x\ndef g(n):\n    return n + 1\n"
+    checks = [f"assert f(1) == {BIG} + 1", f"assert g({BIG}) == {BIG} + 1", f"assert f(-({BIG}) * 2) == -({BIG})"]
+    result = run_tests(code, checks, LIMITS)
+    assert result.status is SandboxStatus.PASSED, [(t.test, t.message) for t in result.failures]
+    wrong = f"def f(x):\n    return {BIG}\ndef g(n):\n    return n\n"  # the control: off by one fails
+    assert run_tests(wrong, checks, LIMITS).passed == 0
+
+
+def test_an_int_past_the_wire_bound_is_a_clear_content_error():
+    result = run_tests("def f(x):\n    return 10 ** 100_001\n", HIDDEN, LIMITS)
+    assert result.status is SandboxStatus.CONTENT_FAULT and result.passed == 0
+    assert all("100,000 digits" in t.message for t in result.tests), [t.message for t in result.tests]
+
+
+SURROGATES = [
+    Attack("a lone surrogate in an exception message", _f("raise ValueError('\\ud800 bad')")),
+    Attack("a lone surrogate in the exception's type name", _f("raise type('E\\udfff', (ValueError,), {})()")),
+    Attack("a lone surrogate in what it printed", _f("print('\\ud800')\nreturn x", "import sys")),
+    Attack("a lone surrogate in the load error", "raise ValueError('\\udcff')\ndef f(x):\n    return x\n"),
+    Attack("a lone surrogate in the answer", _f("return '\\ud800'")),
+]
+
+
+@pytest.mark.parametrize("attack", SURROGATES, ids=lambda a: a.name)
+def test_text_the_code_writes_is_valid_unicode_in_the_result(attack: Attack):
+    """Every text of a result encodes (JSON, SQLite), whatever the code raised or printed: no traceback later."""
+    result = run_tests(attack.code, HIDDEN, LIMITS)
+    assert result.status is SandboxStatus.CONTENT_FAULT and result.passed == 0
+    result.model_dump_json().encode("utf-8")
+    for step in [result.load, *result.tests]:
+        for text in (step.message, step.error_type or "", step.where or "", step.traceback):
+            text.encode("utf-8")
+
+
+def test_a_probe_line_flooded_out_is_no_behaviour():
+    """A program whose probe outputs do not fit the kept output has no signature (not one shared by every flooder);
+    a program with plain outputs has its signature (the control)."""
+    from moot.sandbox import SandboxLimits, probe_signature, probe_test
+
+    limits = SandboxLimits(wall_seconds=8, test_seconds=2, cpu_seconds=4, memory_mb=256, output_chars=2_000)
+    probe = probe_test(["f(1)", "f(2)"])
+    flood = run_tests("def f(x):\n    return 'x' * 5000\n", [probe], limits)
+    assert flood.status is SandboxStatus.PASSED and probe_signature(flood) is None
+    opaque = run_tests("class C:\n    pass\ndef f(x):\n    return C()\n", [probe], limits)
+    assert probe_signature(opaque) is None  # the code's own object: shown by a repr the code wrote
+    plain = run_tests("def f(x):\n    return 2 * x + 1\n", [probe], limits)
+    assert probe_signature(plain) == '["3", "5"]'

@@ -4,13 +4,14 @@ the program vote of a code debate, and answer normalisation."""
 from moot.arbiters._answers import agreement, modal_answer, normalise_answer
 from moot.arbiters._arbiter_files import VOTES, ArbiterSpec, known_arbiters, load_arbiter
 from moot.arbiters._majority import MajorityVote, majority_answer
-from moot.arbiters._programs import Candidate, Evidence, ProgramRuling, ProgramVote
+from moot.arbiters._programs import UNOBSERVED, Candidate, Evidence, ProgramRuling, ProgramVote, same_behaviour
 from moot.arbiters._protocol import Arbiter, RoundsArbiter
 from moot.arbiters._rounds_vote import RoundsVote
 from moot.arbiters._weighted import WeightedVote
 from moot.roles import ExpertAssessment, Verdict
 
 __all__ = [
+    "UNOBSERVED",
     "VOTES",
     "Arbiter",
     "ArbiterSpec",
@@ -30,4 +31,5 @@ __all__ = [
     "majority_answer",
     "modal_answer",
     "normalise_answer",
+    "same_behaviour",
 ]

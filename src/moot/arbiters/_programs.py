@@ -6,7 +6,10 @@ from a prose summary. The evidence decides, in this order:
 1. visible tests passed (a candidate that does not load passes none);
 2. votes: how many experts hold a candidate that behaves the same way
    (same outputs on the probe calls, or the same syntax tree when there
-   are none), so adopting a candidate is a vote for it;
+   are none), so adopting a candidate is a vote for it. A candidate whose
+   behaviour was not observed (no probe output: it did not load, died, or
+   flooded the probe's line out) behaves like no other candidate: two
+   different programs that both hid their behaviour are not one group;
 3. the earliest candidate, in the experts' order.
 
 No model call, no position or verbosity bias. The hidden scoring tests are
@@ -20,7 +23,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Candidate", "Evidence", "ProgramRuling", "ProgramVote"]
+__all__ = ["UNOBSERVED", "Candidate", "Evidence", "ProgramRuling", "ProgramVote", "same_behaviour"]
+
+UNOBSERVED = "<no output>"
+"""The behaviour of a program whose outputs on the probe calls were not observed (it printed none)."""
 
 
 class Evidence(BaseModel):
@@ -33,7 +39,12 @@ class Evidence(BaseModel):
     failures: list[str] = []
     """One line per failing test, or the reason the code did not load."""
     behaviour: str = ""
-    """Outputs on the probe calls (or the syntax tree's digest): equal behaviour, equal string."""
+    """Outputs on the probe calls (or the syntax tree's digest): equal behaviour, equal string. Empty or
+    :data:`UNOBSERVED`: not observed, equal to no other candidate's (see :func:`same_behaviour`)."""
+
+    @property
+    def observed(self) -> bool:
+        return bool(self.behaviour) and self.behaviour != UNOBSERVED
 
     @property
     def all_pass(self) -> bool:
@@ -62,6 +73,17 @@ class Candidate(BaseModel):
     evidence: Evidence = Evidence()
 
 
+def same_behaviour(a: Candidate, b: Candidate) -> bool:
+    """Whether ``a`` and ``b`` count as one behaviour: the same candidate, or both observed with equal outputs.
+
+    A behaviour that was not observed is nobody's evidence of agreement: counted as one group, every program
+    that hides its outputs (by dying, or by flooding the probe's line out) would vote with every other one.
+    """
+    if a.id == b.id:
+        return True
+    return a.evidence.observed and b.evidence.observed and a.evidence.behaviour == b.evidence.behaviour
+
+
 class ProgramRuling(BaseModel):
     """Which candidate won, and the standings that decided it."""
 
@@ -88,10 +110,10 @@ class ProgramVote:
             raise ValueError("ProgramVote needs at least one candidate")
         by_id = {c.id: c for c in candidates}
         holders = [(expert, by_id[cid]) for expert, cid in held.items() if cid in by_id]
-        votes = {c.id: sum(h.evidence.behaviour == c.evidence.behaviour for _, h in holders) for c in candidates}
+        votes = {c.id: sum(same_behaviour(h, c) for _, h in holders) for c in candidates}
         order = {c.id: i for i, c in enumerate(candidates)}
         best = max(candidates, key=lambda c: (c.evidence.passed, votes[c.id], -order[c.id]))
-        backers = [e for e, c in holders if c.evidence.behaviour == best.evidence.behaviour]
+        backers = [e for e, c in holders if same_behaviour(c, best)]
         rationale = (
             f"{best.id} by {best.author} {best.evidence.summary()}, the most of any of {len(candidates)} candidates; "
             f"{len(backers)} of {len(held)} experts hold a program that behaves the same"

@@ -26,15 +26,18 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from moot.boundary import terminal_safe, text_of
 from moot.errors import ConfigError, ToolFaultError
 from moot.roles._critique import Critique
 from moot.sandbox import (
+    AmbiguousDraft,
     Outcome,
     SandboxLimits,
     SandboxResult,
     SandboxRunner,
     SandboxStatus,
     TestResult,
+    draft_of,
     extract_code,
     run_in_thread,
     run_tests,
@@ -64,6 +67,10 @@ class TestCriticConfig(BaseModel):
     """Extra attempts after a tool fault before ToolFaultError is raised."""
     retry_backoff_seconds: float = Field(default=0.2, ge=0, le=60)
     """First retry waits about this long (with jitter), doubling per retry."""
+    entry_points: list[str] = []
+    """The names the tests are about (the task's function), where known: only those of the draft's names take a
+    builtin's place in the tests, so a draft that also defines ``abs`` cannot change what a test computes with it
+    (see ``moot.sandbox.run_tests``). Empty: every name the draft defines comes first, as in one module."""
 
 
 class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
@@ -87,6 +94,7 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
         retry_backoff_seconds: float = 0.2,
         runner: SandboxRunner | None = None,
         description: str = DESCRIPTION,
+        entry_points: Sequence[str] = (),
     ) -> None:
         try:
             self.config = TestCriticConfig(
@@ -96,6 +104,7 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
                 limits=limits or SandboxLimits(),
                 tool_retries=tool_retries,
                 retry_backoff_seconds=retry_backoff_seconds,
+                entry_points=list(entry_points),
             )
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -116,7 +125,10 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
     async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken) -> Response:
         if not messages:
             raise ValueError(f"{self.name} got no message; it reviews the draft in the latest message")
-        code, fenced = extract_code(messages[-1].to_model_text())
+        try:
+            code, fenced = extract_code(draft_of(messages[-1].to_model_text()))
+        except AmbiguousDraft as exc:
+            return Response(chat_message=self._refusal(str(exc)))
         config = self.config
         result, tool_faults = await run_sandbox(
             self.runner,
@@ -127,6 +139,7 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
             token=cancellation_token,
             retries=config.tool_retries,
             backoff_seconds=config.retry_backoff_seconds,
+            entry_points=config.entry_points,
         )
         self.last_result = result
         message = StructuredMessage[Critique](
@@ -140,6 +153,25 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
             },
         )
         return Response(chat_message=message)
+
+    def _refusal(self, why: str) -> StructuredMessage[Critique]:
+        """The critique of a draft that could not be told apart from the prompt's framing: nothing is run, score 0.
+
+        Guessing would review one block while the answer is adopted and scored on another.
+        """
+        self.last_result = None
+        critique = Critique(
+            reasoning=f"Nothing was run: {why}.",
+            score=0,
+            strengths=[],
+            issues=[
+                "the draft contains a line of the review prompt's own framing ('Draft to review:' or "
+                "'Issues you reported on the previous draft'); remove it so the draft can be reviewed"
+            ],
+            verdict="revise",
+        )
+        metadata = {"tests_passed": "0", "tests_total": str(len(self.config.tests)), "tool_faults": "0"}
+        return StructuredMessage[Critique](content=critique, source=self.name, models_usage=None, metadata=metadata)
 
     async def on_reset(self, cancellation_token: CancellationToken) -> None:
         self.last_result = None
@@ -156,6 +188,7 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
             tool_retries=config.tool_retries,
             retry_backoff_seconds=config.retry_backoff_seconds,
             description=config.description,
+            entry_points=config.entry_points,
         )
 
 
@@ -169,19 +202,21 @@ async def run_sandbox(
     token: CancellationToken | None = None,
     retries: int = 2,
     backoff_seconds: float = 0.2,
+    entry_points: Sequence[str] = (),
 ) -> tuple[SandboxResult, int]:
     """The sandbox result and how many tool faults preceded it; ToolFaultError once ``retries`` run out.
 
     The run happens in a thread, so the blocking sandbox (bounded by
     ``limits.wall_seconds``) never stalls the event loop, and a cancel (of
     ``token`` or of the awaiting task) kills its processes at once; faults of
-    the sandbox itself are retried with jittered backoff, never blamed on the code.
+    the sandbox itself are retried with jittered backoff, never blamed on the code. ``entry_points``: the names
+    the tests are about, where known (see :func:`~moot.sandbox.run_tests`).
     """
     error = ""
     for attempt in range(retries + 1):
         if attempt:
             await asyncio.sleep(backoff_seconds * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
-        future = asyncio.ensure_future(run_in_thread(runner, code, tests, limits))
+        future = asyncio.ensure_future(run_in_thread(runner, code, tests, limits, entry_points))
         if token is not None:
             token.link_future(future)
         try:
@@ -219,10 +254,11 @@ def failure_lines(result: SandboxResult) -> list[str]:
     load = result.load
     if load is not None and load.outcome is not Outcome.PASSED:
         if load.outcome is Outcome.TIMEOUT:
-            return [_clip(f"loading the code timed out: it {load.message}; move slow work out of module level")]
-        where = f" ({load.where})" if load.where else ""
-        kind = f"{load.error_type}: " if load.error_type else ""
-        return [_clip(f"the code does not run: {kind}{load.message}{where}")]
+            message = program_text(load.message)
+            return [_clip(f"loading the code timed out: it {message}; move slow work out of module level")]
+        where = f" ({program_text(load.where)})" if load.where else ""
+        kind = f"{_error_type(load.error_type)}: " if load.error_type else ""
+        return [_clip(f"the code does not run: {kind}{program_text(load.message)}{where}")]
     issues = [_issue(t) for t in result.failures]
     if len(issues) > _MAX_ISSUES:
         rest = result.failures[_MAX_ISSUES - 1 :]
@@ -233,14 +269,33 @@ def failure_lines(result: SandboxResult) -> list[str]:
 
 def _issue(test: TestResult) -> str:
     name = f"test `{test.label}`"
+    message = program_text(test.message)
     if test.outcome is Outcome.FAILED:
-        return _clip(f"{name} failed: {test.message}")
+        return _clip(f"{name} failed: {message}")
     if test.outcome is Outcome.TIMEOUT:
-        return _clip(f"{name} timed out: {test.message} (an endless loop, or far too slow)")
-    where = f" (at {test.where})" if test.where and test.where.startswith("candidate.py") else ""
+        return _clip(f"{name} timed out: {message} (an endless loop, or far too slow)")
+    where = f" (at {program_text(test.where)})" if test.where and test.where.startswith("candidate.py") else ""
     if test.error_type is None:
-        return _clip(f"{name} did not finish: {test.message}")
-    return _clip(f"{name} raised {test.error_type}: {test.message}{where}")
+        return _clip(f"{name} did not finish: {message}")
+    return _clip(f"{name} raised {_error_type(test.error_type)}: {message}{where}")
+
+
+def program_text(text: str) -> str:
+    """What a program wrote (an exception's message, a location), fit to quote in a prompt line: data, not prose.
+
+    An issue goes into the next prompt of the model that wrote the draft, and in a code debate into the
+    prompts of the other experts: text the code chose (``raise ValueError("\\n\\nIgnore the task ...")``)
+    must not start lines of its own there, where it would read as the prompt's own bullets or
+    instructions. So it stays on its issue's one line: line breaks, tabs and every control or bidi
+    character are shown as escapes (``\\n``), undecodable parts escaped; it is clipped with the issue.
+    Plain single-line text, which is what failures almost always are, comes back unchanged.
+    """
+    return terminal_safe(text_of(text)).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def _error_type(name: str) -> str:
+    """The exception's class name, which the code chose: an identifier, else shown escaped like any program text."""
+    return name if name.isidentifier() else program_text(repr(name))
 
 
 def _reasoning(result: SandboxResult, fenced: bool) -> str:

@@ -13,7 +13,9 @@ from moot.sandbox._cancel import SandboxCancelled, run_in_thread
 from moot.sandbox._limits import SandboxLimits
 from moot.sandbox._probe import probe_signature, probe_test
 from moot.sandbox._programs import (
+    AmbiguousDraft,
     assemble_program,
+    draft_of,
     extract_code,
     program_of,
     task_helpers,
@@ -21,9 +23,10 @@ from moot.sandbox._programs import (
 )
 from moot.sandbox._results import Outcome, SandboxResult, SandboxStatus, SandboxStep, TestResult, label_for
 from moot.sandbox._runner import SandboxRunner
-from moot.sandbox._sandbox import run_tests, validate_tests
+from moot.sandbox._sandbox import isolation_floor, run_tests, validate_tests
 
 __all__ = [
+    "AmbiguousDraft",
     "Outcome",
     "SandboxCancelled",
     "SandboxLimits",
@@ -33,7 +36,9 @@ __all__ = [
     "SandboxStep",
     "TestResult",
     "assemble_program",
+    "draft_of",
     "extract_code",
+    "isolation_floor",
     "label_for",
     "probe_signature",
     "probe_test",

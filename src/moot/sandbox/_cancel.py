@@ -100,8 +100,11 @@ def current_cancellation() -> Cancellation:
     return _CURRENT.get() or Cancellation()
 
 
-async def run_in_thread(runner: SandboxRunner, code: str, tests: Sequence[str], limits: SandboxLimits) -> SandboxResult:
-    """``runner(code, tests, limits)`` in a worker thread; cancelling the awaiting task ends the run at once.
+async def run_in_thread(
+    runner: SandboxRunner, code: str, tests: Sequence[str], limits: SandboxLimits, entry_points: Sequence[str] = ()
+) -> SandboxResult:
+    """``runner(code, tests, limits, entry_points=...)`` in a worker thread; cancelling the awaiting task ends the
+    run at once.
 
     Every async caller of a sandbox runner goes through here. A runner other
     than :func:`~moot.sandbox.run_tests` simply never looks at the cancellation.
@@ -109,7 +112,8 @@ async def run_in_thread(runner: SandboxRunner, code: str, tests: Sequence[str], 
     cancellation = Cancellation()
     scope = _CURRENT.set(cancellation)
     try:  # the task copies the context now, so the thread sees this run's cancellation and nothing leaks here
-        future = asyncio.ensure_future(asyncio.to_thread(runner, code, list(tests), limits))
+        run = asyncio.to_thread(runner, code, list(tests), limits, entry_points=tuple(entry_points))
+        future = asyncio.ensure_future(run)
     finally:
         _CURRENT.reset(scope)
     future.add_done_callback(lambda done: cancellation.cancel() if done.cancelled() else None)

@@ -124,7 +124,9 @@ def _types(exc: BaseException) -> list[str]:
 def load(code: str, namespace: dict[str, Any]) -> Callable[[child.Alarm], None]:
     def body(_: child.Alarm) -> None:
         linecache.cache[child.CANDIDATE] = (len(code), None, code.splitlines(True), child.CANDIDATE)
-        exec(compile(code, child.CANDIDATE, "exec"), namespace)
+        # dont_inherit: compiled as Python runs it alone, never under this module's ``from __future__ import
+        # annotations`` (which would let ``def f(x) -> List[int]`` load without importing List)
+        exec(compile(code, child.CANDIDATE, "exec", dont_inherit=True), namespace)
 
     return body
 

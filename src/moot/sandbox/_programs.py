@@ -3,7 +3,8 @@
 One owner for "which code do we run": the test critic, the code debate, the
 behaviour vote and the hidden-test scorer all read a reply through here, so
 a draft is never run one way when reviewed and another when scored. It sits
-with the sandbox that runs those programs, and imports nothing from moot.
+with the sandbox that runs those programs, and imports nothing from moot but the boundary's parser
+(:func:`moot.boundary.parse_python`: a model's code is outside input, parsed without trusting it).
 """
 
 from __future__ import annotations
@@ -11,37 +12,83 @@ from __future__ import annotations
 import ast
 import re
 
+from moot.boundary import parse_python, unparse_python
+
 __all__ = [
+    "AmbiguousDraft",
     "assemble_program",
+    "draft_of",
     "extract_code",
     "program_of",
     "task_helpers",
     "without_scaffolding",
 ]
 
-# Markers of the critique turn prompt (roles/prompts/turns/critique.j2): the draft sits between them.
-_DRAFT_MARK = "Draft to review:"
-_AFTER_DRAFT_MARK = "\nIssues you reported on the previous draft"
+# The framing lines of the critique turn prompt (roles/prompts/turns/critique.j2): the draft sits between them.
+_DRAFT_LINE = re.compile(r"^Draft to review:[ \t]*$", re.MULTILINE)
+_ISSUES_LINE = re.compile(r"^Issues you reported on the previous draft\b.*$", re.MULTILINE)
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _PYTHON_TAGS = frozenset({"", "python", "py", "python3"})
 
 
-def extract_code(text: str) -> tuple[str, bool]:
-    """The code to run from a critique prompt (or any text), and whether it came from a fenced block.
+class AmbiguousDraft(ValueError):
+    """A critique prompt whose draft cannot be told apart from its framing: a framing line occurs more than once.
 
-    Only the draft is searched when the text is a critique prompt, so code
-    quoted in the task (e.g. the function to fix) is never run in its place.
-    The draft's last ```python (or untagged) block wins; with no block, the
-    draft itself is taken as code.
+    The draft is the model's (or the code's) text, so it could hold a forged ``Draft to review:`` or
+    ``Issues you reported ...`` line and make a reviewer run another block than the one the answer is scored on.
     """
-    section = text
-    start = text.find(_DRAFT_MARK)
-    if start >= 0:
-        section = text[start + len(_DRAFT_MARK) :]
-        end = section.rfind(_AFTER_DRAFT_MARK)
-        section = section[:end] if end >= 0 else section
-    blocks = [body for tag, body in _FENCE.findall(section) if tag.lower() in _PYTHON_TAGS]
-    return (blocks[-1], True) if blocks else (section.strip(), False)
+
+
+def extract_code(text: str) -> tuple[str, bool]:
+    """The code to run from a reply (a draft, an answer), and whether it came from a fenced block.
+
+    The reply's last ```python (or untagged) block wins; with no block, the reply itself is taken as code.
+    The reply is read as a whole: nothing written in it (such as a line that looks like the critique
+    prompt's framing) changes which part of it is read, so a draft is run the same way when reviewed,
+    adopted and scored. A reviewer that gets the critique prompt takes the draft out of it first
+    (:func:`draft_of`).
+    """
+    blocks = [body for tag, body in _FENCE.findall(text) if tag.lower() in _PYTHON_TAGS]
+    return (blocks[-1], True) if blocks else (text.strip(), False)
+
+
+def draft_of(prompt: str) -> str:
+    """The draft a critique prompt (``turns/critique``) holds, or the whole text if it is not such a prompt.
+
+    The prompt is ``Task: ...``, a ``Draft to review:`` line, the draft, and optionally the previous
+    issues after an ``Issues you reported on the previous draft ...`` line. Each framing line must
+    occur once, in that order: a second one (written in the draft, the task or an earlier issue)
+    makes the draft's extent ambiguous, and :class:`AmbiguousDraft` is raised rather than a guess
+    that could review another block than the one the answer is scored on. So is a single issues line
+    followed by text that is not a rendered list of issues, when reading the draft as ending there or
+    running to the end would run different code (a draft that wrote that line itself, then more code).
+    """
+    drafts = list(_DRAFT_LINE.finditer(prompt))
+    issues = list(_ISSUES_LINE.finditer(prompt))
+    if not drafts:
+        if issues:
+            raise AmbiguousDraft("the text has an 'Issues you reported' line but no 'Draft to review:' line")
+        return prompt
+    if len(drafts) > 1 or len(issues) > 1 or (issues and issues[0].start() < drafts[0].end()):
+        raise AmbiguousDraft(
+            "the critique prompt holds more than one 'Draft to review:' or 'Issues you reported' line, "
+            "so where the draft begins and ends is ambiguous"
+        )
+    body = prompt[drafts[0].end() :].removeprefix("\n")
+    if not issues:
+        return body
+    draft = prompt[drafts[0].end() : issues[0].start()].removeprefix("\n").removesuffix("\n\n")
+    if not _as_rendered(prompt[issues[0].end() :]) and extract_code(draft) != extract_code(body):
+        raise AmbiguousDraft(
+            "the text after the critique prompt's 'Issues you reported' line is not a list of issues and holds "
+            "code, so that line may have been written in the draft"
+        )
+    return draft
+
+
+def _as_rendered(issues: str) -> bool:
+    """Whether the text after the issues line is what the template renders: one ``- issue`` line per issue."""
+    return all(line.startswith("- ") for line in issues.strip("\n").split("\n"))
 
 
 def assemble_program(stub: str, answer: str, entry_point: str) -> str:
@@ -74,13 +121,14 @@ def task_helpers(stub: str, entry_point: str) -> str:
     if tree is None:
         return ""
     kept = [node for node in tree.body if _is_setup(node, entry_point)]
-    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n" if kept else ""
+    unparsed = unparse_python(ast.Module(body=kept, type_ignores=[])) if kept else None
+    return unparsed + "\n" if unparsed else ""
 
 
 def _parsed_stub(stub: str) -> ast.Module | None:
     for source in (stub, f"{stub.rstrip()}\n    pass\n"):  # a stub may end where the body is to be written
         try:
-            return ast.parse(source)
+            return parse_python(source)  # type: ignore[return-value]
         except SyntaxError:
             continue
     return None
@@ -123,13 +171,15 @@ def without_scaffolding(code: str) -> str:
     such statements, is returned unchanged (comments and layout kept).
     """
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return code
+    assert isinstance(tree, ast.Module)
     kept = [node for node in tree.body if not _is_scaffolding(node)]
     if len(kept) == len(tree.body):
         return code
-    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n"
+    unparsed = unparse_python(ast.Module(body=kept, type_ignores=[]))
+    return code if unparsed is None else unparsed + "\n"
 
 
 def _is_scaffolding(node: ast.stmt) -> bool:

@@ -107,8 +107,13 @@ class _Progress:
         event = record.get("event")
         step = (record.get("step"), record.get("index"))
         if event == "ready":
-            self.ready, self.isolation = True, [str(x) for x in record.get("isolation", [])]
+            layers = record.get("isolation", [])
+            if type(layers) is not list or not all(type(layer) is str for layer in layers):
+                raise CorruptReport("a ready report whose isolation is not a list of layer names")
+            self.ready, self.isolation = True, layers
         elif event == "begin":
+            if step[0] not in ("load", "test") or not (step[1] is None or type(step[1]) is int):
+                raise CorruptReport(f"a begin of an unknown step {_brief(step)}")
             self.open_step = step  # type: ignore[assignment]
         elif event == "end":
             if step != self.open_step:
@@ -118,7 +123,8 @@ class _Progress:
         elif event == "done":
             self.done = True
         elif event == "harness_error":
-            self.harness_error = str(record.get("error", "unknown error"))
+            error = record.get("error", "unknown error")
+            self.harness_error = error if type(error) is str else _brief(error)
 
     def begin_next(self, total: int) -> None:
         """Open the step the harness was about to begin (it could not even report that)."""

@@ -12,7 +12,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+
+from moot.boundary import text_of
 
 __all__ = ["Outcome", "SandboxResult", "SandboxStatus", "SandboxStep", "TestResult", "label_for"]
 
@@ -51,6 +53,17 @@ class SandboxStep(BaseModel):
     traceback: str = ""
     seconds: float = 0.0
 
+    @field_validator("message", "error_type", "where", "traceback", mode="after")
+    @classmethod
+    def _outside_text(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """What the sandbox's processes reported, made valid and bounded where it enters moot's process."""
+        return None if value is None else text_of(value, STEP_CHARS[info.field_name or "message"])
+
+
+STEP_CHARS = {"message": 2_000, "error_type": 200, "where": 500, "traceback": 5_000}
+"""The most of each step field kept. The sandbox's processes clip theirs shorter (400 and 1,200 characters), but
+what a step reports was written by processes the code ran in or spoke to, so it is bounded again here."""
+
 
 class TestResult(SandboxStep):
     """One test's outcome, with the test's source."""
@@ -85,6 +98,19 @@ class SandboxResult(BaseModel):
     test_stdout: str = ""
     """The end of what the tests printed; they run apart from the code, so the code cannot write here."""
     seconds: float = 0.0
+
+    @field_validator("tool_error", "stdout", "stderr", "test_stdout", mode="after")
+    @classmethod
+    def _outside_text(cls, value: str | None) -> str | None:
+        """Output and errors of the sandbox's processes, made valid (a lone surrogate escaped) as they enter moot:
+        every JSON or SQLite write of a result then succeeds, whatever the code printed or raised.
+        """
+        return None if value is None else text_of(value)
+
+    @field_validator("isolation", mode="after")
+    @classmethod
+    def _layers(cls, value: list[str]) -> list[str]:
+        return [text_of(layer, 80) for layer in value]
 
     @property
     def total(self) -> int:

@@ -25,4 +25,8 @@ class SandboxRunner(Protocol):
     CONTENT_FAULT.
     """
 
-    def __call__(self, code: str, tests: Sequence[str], limits: SandboxLimits) -> SandboxResult: ...
+    def __call__(
+        self, code: str, tests: Sequence[str], limits: SandboxLimits, *, entry_points: Sequence[str] = ()
+    ) -> SandboxResult:
+        """``entry_points``: the names the tests are about, where the caller knows them (see ``run_tests``)."""
+        ...

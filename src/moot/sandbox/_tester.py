@@ -229,22 +229,31 @@ def _fault(message: str) -> CodeFault:
 
 
 class CodeNames(dict):  # type: ignore[type-arg]
-    """A test's builtins: Python's own, then the code's module names, read from the code at each use.
+    """A test's builtins: the code's module names, read from the code at each use, and Python's own.
 
-    As builtins rather than globals, so what a test assigns stays its own, and
-    a function the test defines sees the code's names too. Python's builtins
-    come first: code that defines its own ``abs`` or ``len`` must not change
-    what the test's checks compute. Reading the code's names at each use keeps
-    them live, as an imported module's are: a test sees what the calls before
-    it did to the module's globals.
+    As builtins rather than globals, so what a test assigns (and the task's own setup run ahead of it)
+    stays its own, and a function the test defines sees the code's names too. Which comes first where a
+    code name is also a builtin's:
+
+    * the names under test (``entry_points``, when the caller knows them) are the code's: an answer whose
+      entry point is named like a builtin (``pow``, ``round``, ``filter``) is what a check of that name
+      tests, never the builtin (which would pass ``def pow(b, e): return 0``);
+    * every other builtin is Python's own: an answer that also defines ``abs`` or ``len`` does not change
+      what a check computes with them;
+    * with no entry points given, the code's names all come first, exactly as in one module.
+
+    Reading the code's names at each use keeps them live, as an imported module's are: a test sees what
+    the calls before it did to the module's globals.
     """
 
-    def __init__(self, names: dict[str, Any]) -> None:
+    def __init__(self, names: dict[str, Any], entry_points: list[str] | None = None) -> None:
         super().__init__(vars(builtins))
         self.names = set(names)
+        self.first = self.names if entry_points is None else self.names & set(entry_points)
+        """The code's names that take a builtin's place."""
 
     def __getitem__(self, key: str) -> Any:
-        if not super().__contains__(key) and key in self.names:
+        if key in self.first or (key in self.names and not super().__contains__(key)):
             return _request("name", None, name=key)
         return super().__getitem__(key)
 
@@ -276,8 +285,11 @@ def _shared_module(module: str | None) -> Any:
         return None
 
 
-def test_scope(exports: dict[str, Any]) -> dict[str, Any]:
-    """The globals a test starts with: the code's names (live), and this process's copies of shared modules."""
+def test_scope(exports: dict[str, Any], entry_points: list[str] | None = None) -> dict[str, Any]:
+    """The globals a test starts with: the code's names (live), and this process's copies of shared modules.
+
+    ``entry_points``: the names the tests are about; None when the caller named none (see :class:`CodeNames`).
+    """
     scope: dict[str, Any] = {"__name__": "test", "__moot_compare__": compare, "__moot_true__": truthy}
     live = {}
     for name, module in exports.items():
@@ -288,7 +300,7 @@ def test_scope(exports: dict[str, Any]) -> dict[str, Any]:
             scope[name] = shared
         else:
             live[name] = None
-    scope["__builtins__"] = CodeNames(live)
+    scope["__builtins__"] = CodeNames(live, entry_points)
     return scope
 
 
@@ -378,7 +390,7 @@ def compile_test(source: str, filename: str) -> Any:
     """Compile with the source registered in linecache, so tracebacks show the offending line."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     tree = ast.fix_missing_locations(RewriteAsserts().visit(ast.parse(source, filename)))
-    return compile(tree, filename, "exec")
+    return compile(tree, filename, "exec", dont_inherit=True)  # as Python runs it alone: not under our __future__
 
 
 # ------------------------------------------------------------------ main
@@ -389,11 +401,12 @@ def run_tests(setup: dict[str, Any], link: Link) -> None:
     seconds, memory_mb = float(limits["test_seconds"]), int(limits["memory_mb"])
     for index, source in enumerate(setup["tests"]):
         filename = f"test_{index + 1}.py"
-        scope = test_scope(setup["exports"])
 
-        def test(alarm: child.Alarm, source: str = source, filename: str = filename, scope: dict = scope) -> None:
+        def test(alarm: child.Alarm, source: str = source, filename: str = filename) -> None:
             link.alarm = alarm
-            exec(compile_test(source, filename), scope)
+            # Inside the step: the names are the code's, so their cost is charged to the code, never to the time
+            # between steps (the sandbox's own, where a wall-clock overrun would be blamed on the sandbox).
+            exec(compile_test(source, filename), test_scope(setup["exports"], setup.get("entry_points") or None))
 
         random.seed(index)
         link.channel.send({"event": "begin", "step": "test", "index": index})

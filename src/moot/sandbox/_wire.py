@@ -18,6 +18,7 @@ import base64
 import json
 import math
 import os
+import re
 import select
 import time
 from collections.abc import Callable
@@ -41,6 +42,16 @@ INLINE = 4096
 BODY = "~body"
 """The head's list of the fields that are in the body."""
 _CHUNK = 1 << 16
+MAX_INT_DIGITS = 100_000
+"""The largest int that crosses, in decimal digits (roughly): an answer of 5,736 digits is an answer, and is
+compared exactly. Beyond it an int is a content error of whoever sent it, never a crash of the receiver."""
+MAX_INT_BITS = 332_193
+"""The bit length of the largest int of :data:`MAX_INT_DIGITS` digits, ``(10**MAX_INT_DIGITS - 1).bit_length()``."""
+_INLINE_INT_BITS = 10_000
+"""Ints up to this many bits (about 3,000 digits, below Python's 4,300-digit str/int conversion limit) travel
+as JSON numbers; longer ones as hex text (``{"~": "int", "v": "-1f..."}``), whose conversion is linear in
+its length both ways, so neither side meets the conversion limit or its quadratic cost."""
+_HEX = re.compile(r"-?[0-9a-f]+")
 
 
 class WireError(Exception):
@@ -225,7 +236,7 @@ def encode(value: Any, refer: Callable[[Any], dict[str, Any]], depth: int = 0) -
     if value is None or isinstance(value, bool):
         return None if value is None else bool(value)
     if isinstance(value, int):
-        return int(value)
+        return _encode_int(int(value))
     if isinstance(value, float):
         number = float(value)
         return number if math.isfinite(number) else {"~": "float", "v": repr(number)}
@@ -241,6 +252,26 @@ def encode(value: Any, refer: Callable[[Any], dict[str, Any]], depth: int = 0) -
     if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):
         return encode(value.tolist(), refer, depth + 1)  # numpy arrays and scalars, as the lists and numbers they hold
     return refer(value)
+
+
+def _encode_int(number: int) -> Any:
+    """A JSON number, or for a long int its hex text; WireError beyond :data:`MAX_INT_DIGITS` (checked on bits)."""
+    bits = number.bit_length()
+    if bits <= _INLINE_INT_BITS:
+        return number
+    if bits > MAX_INT_BITS:
+        raise WireError(f"an int of more than {MAX_INT_DIGITS:,} digits (only ints up to that size cross the wire)")
+    return {"~": "int", "v": format(number, "x")}
+
+
+def _decode_int(payload: Any) -> int:
+    """The int a hex payload stands for; WireError unless it is lowercase hex within :data:`MAX_INT_BITS`."""
+    if type(payload) is not str or len(payload) > MAX_INT_BITS // 4 + 2 or not _HEX.fullmatch(payload):
+        raise WireError(f"a malformed 'int' value (hex digits, at most {MAX_INT_DIGITS:,} decimal digits' worth)")
+    number = int(payload, 16)
+    if number.bit_length() > MAX_INT_BITS:
+        raise WireError(f"an int of more than {MAX_INT_DIGITS:,} digits (only ints up to that size cross the wire)")
+    return number
 
 
 def _encode_container(value: Any, refer: Callable[[Any], dict[str, Any]], depth: int) -> Any:
@@ -276,6 +307,8 @@ def _decode_tagged(data: dict[str, Any], resolve: Callable[[dict[str, Any]], Any
         return resolve(data)
     if tag == "float" and payload in ("nan", "inf", "-inf"):
         return float(payload)
+    if tag == "int":
+        return _decode_int(payload)
     if tag in ("bytes", "bytearray") and type(payload) is str:
         try:
             raw = base64.b64decode(payload, validate=True)

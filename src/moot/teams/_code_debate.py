@@ -34,7 +34,7 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
-from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote
+from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote, same_behaviour
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.messages import RoundCompleted
 from moot.roles import RoleAgent, render_prompt
@@ -231,8 +231,9 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
 
     def _round_event(self, record: CodeRound) -> RoundCompleted:
         held = [self.state.candidates[c.holds] for c in record.choices.values()]
-        passing = [c.evidence.behaviour for c in held if c.evidence.all_pass]
-        agreement = max((passing.count(b) for b in set(passing)), default=0) / len(self.experts)
+        passing = [c for c in held if c.evidence.all_pass]
+        alike = max((sum(same_behaviour(c, other) for other in passing) for c in passing), default=0)
+        agreement = alike / len(self.experts)
         return RoundCompleted(
             source=self.name,
             round=record.round,

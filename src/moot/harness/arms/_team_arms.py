@@ -134,7 +134,12 @@ class TestReflectionArm:
     async def solve(self, item: Item, ctx: RowContext) -> Attempt:
         assert item.code is not None
         generator = ctx.agent(GENERATOR, model_role="generator")
-        critic = TestCritic(item.code.visible_tests, limits=SandboxLimits(wall_seconds=20), runner=ctx.sandbox)
+        critic = TestCritic(
+            item.code.visible_tests,
+            limits=SandboxLimits(wall_seconds=20),
+            runner=ctx.sandbox,
+            entry_points=[item.code.entry_point],
+        )
         stop = ScoreThreshold(100) | NoImprovement(2) | MaxRounds(self.config.rounds)
         team = ctx.prepare(Reflection(generator, critic, stop=stop, revision=self.config.revision))
         result = await team.run(task=item.task)

@@ -75,17 +75,24 @@ def vote_answers(answers: Sequence[str]) -> Vote:
     return _plurality([normalise_answer(a) or _BROKEN for a in answers])
 
 
+def _agree(a: Evidence, b: Evidence) -> bool:
+    """One behaviour only where both were observed (:attr:`Evidence.observed`) with equal outputs: samples whose
+    outputs were never seen (no output, a flooded probe line) are no evidence of agreeing with anyone."""
+    return a.observed and b.observed and a.behaviour == b.behaviour
+
+
 def _group_sizes(evidence: Sequence[Evidence]) -> list[int]:
     counts: dict[str, int] = {}
-    for e in evidence:
-        counts[e.behaviour] = counts.get(e.behaviour, 0) + 1
+    for index, e in enumerate(evidence):
+        key = e.behaviour if e.observed else f"unobserved #{index}"
+        counts[key] = counts.get(key, 0) + 1
     return sorted(counts.values(), reverse=True)
 
 
 def _by_consensus(evidence: Sequence[Evidence]) -> int:
     """The largest behaviour group of samples that load, then more visible tests, then the earliest."""
     loads = [i for i, e in enumerate(evidence) if e.behaviour != NO_OUTPUT] or list(range(len(evidence)))
-    size = {i: sum(evidence[j].behaviour == evidence[i].behaviour for j in loads) for i in loads}
+    size = {i: 1 + sum(_agree(evidence[j], evidence[i]) for j in loads if j != i) for i in loads}
     return max(loads, key=lambda i: (size[i], evidence[i].passed, -i))
 
 

@@ -186,7 +186,7 @@ class CodeTests:
         tests = self.sandbox_tests(item.code)
         error: Any = None
         for _ in range(self.tool_retries + 1):
-            result = await run_in_thread(ctx.sandbox, program, tests, self.limits)
+            result = await run_in_thread(ctx.sandbox, program, tests, self.limits, [item.code.entry_point])
             if result.status is not SandboxStatus.TOOL_FAULT:
                 passed = result.status is SandboxStatus.PASSED
                 shown = dict(zip(tests, self.tests, strict=False))  # each test as written, without the setup
