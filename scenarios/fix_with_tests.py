@@ -85,7 +85,7 @@ def build_team(models: RoleModels, *, llm_critic: bool = False) -> FixWithTests:
     A round's score is its lowest critic's: with the reviewer, 85 can only be
     reached when every test passes (5 of 6 scores 83) and the reviewer agrees.
     """
-    critics: list[Any] = [TestCritic(TESTS)]
+    critics: list[Any] = [TestCritic(TESTS, entry_points=["median"])]
     threshold = PASS_MARK
     if llm_critic:
         critics.append(RoleAgent(role("critic"), models.spec("critic")))
