@@ -146,10 +146,10 @@ def test_a_gym_answer_cannot_exhaust_moot_memory():
     pytest.importorskip("reasoning_gym")
     import reasoning_gym
 
-    from moot.harness.suites._gym import GymScore
+    from moot.harness.suites._gym import GymEntry, GymScore
 
     dataset = reasoning_gym.create_dataset("basic_arithmetic", size=2, seed=1)
-    scorer = GymScore(dataset, dataset[0])
+    scorer = GymScore(GymEntry("basic_arithmetic", 2, 1, (), 0), dataset[0]["answer"])
     long = asyncio.run(scorer.score(None, "-" * 100_000 + "1", None))  # type: ignore[arg-type]
     assert long.value == 0.0 and "at most" in long.detail
     right = asyncio.run(scorer.score(None, dataset[0]["answer"], None))  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 import reasoning_gym  # noqa: E402
 
 from moot.harness.suites import _gym  # noqa: E402
-from moot.harness.suites._gym import GymScore, bounded_score  # noqa: E402
+from moot.harness.suites._gym import GymEntry, GymScore, bounded_score  # noqa: E402
 
 EVALUATORS = ("countdown", "n_queens")
 """Tasks whose scorer runs the answer as Python: sympy's parse_expr, and plain eval."""
@@ -33,10 +33,14 @@ def _dataset(task: str, size: int = 3):
     return reasoning_gym.create_dataset(task, size=size, seed=1)
 
 
+def _entry(task: str, index: int, size: int = 3) -> GymEntry:
+    """How moot's process names ``_dataset(task, size)[index]`` to the scoring child."""
+    return GymEntry(task, size, 1, (), index)
+
+
 def _refused(task: str, answer: str) -> str:
     """Score ``answer`` on the first entry of ``task``; assert it scored 0 with a one-line detail; the detail."""
-    dataset = _dataset(task)
-    value, detail = bounded_score(dataset, dataset[0], answer)
+    value, detail = bounded_score(_entry(task, 0), answer)
     assert value == 0.0 and detail and "\n" not in detail, (value, detail)
     return detail
 
@@ -45,7 +49,7 @@ def _scores_as_in_process(task: str) -> None:
     """A right and a wrong answer score exactly what reasoning-gym gives them in this process."""
     dataset = _dataset(task)
     for answer in (dataset[1]["answer"], "0"):
-        assert bounded_score(dataset, dataset[1], answer)[0] == dataset.score_answer(answer, dataset[1])
+        assert bounded_score(_entry(task, 1), answer)[0] == dataset.score_answer(answer, dataset[1])
 
 
 @pytest.mark.parametrize("task", EVALUATORS)
@@ -124,8 +128,7 @@ def test_an_answer_cannot_change_how_the_next_answer_is_scored(task):
     rescore = f"setattr({found}, 'score_answer', {found}.__len__)"  # len(dataset): every later answer scores 3
     flood = "[__import__('os').write(fd, b'{\"score\": 1.0}\\n' * 64) for fd in range(64) if fd != 3]"
     for answer in (rescore, flood):
-        dataset = _dataset(task)
-        bounded_score(dataset, dataset[0], answer)
+        bounded_score(_entry(task, 0), answer)
         _scores_as_in_process(task)
 
 
@@ -137,9 +140,8 @@ def test_an_answer_sees_none_of_moots_environment(monkeypatch):
         "[__import__('os').write(3, ('{\"error\": \"' + __import__('os').environ.get('MOOT_TEST_SECRET', 'absent')"
         " + '\"}\\n').encode()), __import__('os')._exit(0)]"
     )
-    dataset = _dataset("n_queens")
     for answer in (leak, forge):
-        _, detail = bounded_score(dataset, dataset[0], answer)
+        _, detail = bounded_score(_entry("n_queens", 0), answer)
         assert "env-secret" not in detail
 
 
@@ -156,12 +158,12 @@ def test_a_machine_that_cannot_confine_the_scorer_is_refused_in_one_line(monkeyp
     monkeypatch.setattr(_gym, "isolation_floor", lambda: ("landlock", "seccomp", "imaginary-layer"))
     dataset = _dataset("n_queens")
     with pytest.raises(ConfigError) as refused:
-        bounded_score(dataset, dataset[0], f"open({str(marker)!r}, 'w')")
+        bounded_score(_entry("n_queens", 0), f"open({str(marker)!r}, 'w')")
     message = str(refused.value)
     assert "no imaginary-layer" in message and "layers in force: rlimits" in message
     assert "GymScore(weak_isolation=True)" in message and "\n" not in message
     assert not marker.exists()
-    accepted = GymScore(dataset, dataset[0], weak_isolation=True)
+    accepted = GymScore(_entry("n_queens", 0), dataset[0]["answer"], weak_isolation=True)
     right = asyncio.run(accepted.score(None, dataset[0]["answer"], None))  # type: ignore[arg-type]
     assert right.value == 1.0
 
@@ -169,17 +171,19 @@ def test_a_machine_that_cannot_confine_the_scorer_is_refused_in_one_line(monkeyp
 @pytest.mark.parametrize("task", ["chain_sum", "basic_arithmetic", "gsm_symbolic", "knights_knaves", "countdown"])
 def test_confined_scores_equal_in_process_scores(task):
     dataset = _dataset(task)
-    for entry in dataset:
+    for index, entry in enumerate(dataset):
         for answer in (entry["answer"], "0", "not an answer", f"{entry['answer']} and more"):
-            assert bounded_score(dataset, entry, answer) == (dataset.score_answer(answer, entry), ""), (task, answer)
-    right = asyncio.run(GymScore(dataset, dataset[0]).score(None, dataset[0]["answer"], None))  # type: ignore[arg-type]
+            expected = (dataset.score_answer(answer, entry), "")
+            assert bounded_score(_entry(task, index), answer) == expected, (task, answer)
+    scorer = GymScore(_entry(task, 0), dataset[0]["answer"])
+    right = asyncio.run(scorer.score(None, dataset[0]["answer"], None))  # type: ignore[arg-type]
     assert right.value == 1.0 and right.detail == ""
 
 
 def test_the_scoring_child_leaves_nothing_behind():
     dataset = _dataset("countdown")
     for answer in ("open('x', 'w').write('y' * 1000)", "__import__('os').makedirs('a/' * 50)", dataset[0]["answer"]):
-        bounded_score(dataset, dataset[0], answer)
+        bounded_score(_entry("countdown", 0), answer)
     assert _gym._worker is not None
     root = _worker_root(_gym._worker.pid)
     assert os.listdir(root) == []  # each answer's work directory went with it

@@ -10,14 +10,13 @@ answer longer than ``MAX_ANSWER_CHARS`` is refused before any scorer sees it, an
 of its own per answer, confined exactly as model-written code is (``_score_worker.py``: the sandbox's layers, its
 memory and CPU bounded by ``SCORE_MEMORY_BYTES`` and ``SCORE_SECONDS``): whatever the answer does to the parser,
 moot's own process gets a number or a refusal, and a refused answer scores 0 with a detail that says why. Where this
-machine cannot apply the sandbox's floor of layers (see ``moot.sandbox._sandbox.floor``), scoring is refused in one
+machine cannot apply the sandbox's floor of layers (see ``moot.sandbox.isolation_floor``), scoring is refused in one
 line unless ``GymScore(weak_isolation=True)`` accepts the weaker confinement, as ``SandboxLimits`` does for code.
 """
 
 from __future__ import annotations
 
 import asyncio
-import pickle
 import re
 import select
 import subprocess
@@ -31,12 +30,26 @@ from moot._extras import require
 from moot.boundary import DataBounds, load_json, one_line
 from moot.errors import ConfigError
 from moot.harness.suites._items import Item, Score, ScoreContext, Suite
-from moot.harness.suites._score_worker import REPLY_BYTES, SCORE_MEMORY_BYTES, SCORE_SECONDS, Request
+from moot.harness.suites._score_worker import (
+    REPLY_BYTES,
+    SCORE_MEMORY_BYTES,
+    SCORE_SECONDS,
+    GymEntry,
+    Request,
+)
 from moot.harness.suites._selectors import SpecParts, int_param
 from moot.roles import NUMBER
 from moot.sandbox import isolation_floor
 
-__all__ = ["MAX_ANSWER_CHARS", "SCORE_MEMORY_BYTES", "SCORE_SECONDS", "GymScore", "bounded_score", "gym_suite"]
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "SCORE_MEMORY_BYTES",
+    "SCORE_SECONDS",
+    "GymEntry",
+    "GymScore",
+    "bounded_score",
+    "gym_suite",
+]
 
 MAX_ANSWER_CHARS = 10_000
 """The longest answer a reasoning-gym scorer is shown; a short-answer task's answer is a line, not a page."""
@@ -55,33 +68,30 @@ _WORKER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "OPENB
 class GymScore:
     """reasoning-gym's ``score_answer`` for one entry (some tasks give partial credit, e.g. knights_knaves)."""
 
-    dataset: Any
-    entry: Any
+    entry: GymEntry
+    expected: Any
+    """The entry's answer as generated, for the detail of a score below 1 (moot's process never parses it)."""
     cheap: bool = True
     weak_isolation: bool = False
     """Score even where this machine cannot confine the scorer to the sandbox's floor of layers (see the module)."""
 
     async def score(self, item: Item, answer: str, ctx: ScoreContext) -> Score:
-        value, refused = await asyncio.to_thread(
-            bounded_score, self.dataset, self.entry, answer, weak_isolation=self.weak_isolation
-        )
+        value, refused = await asyncio.to_thread(bounded_score, self.entry, answer, weak_isolation=self.weak_isolation)
         if refused:
             return Score(0.0, refused)
         value = min(1.0, max(0.0, value)) if value == value else 0.0  # NaN scores 0
-        return Score(value, "" if value == 1.0 else f"expected {self.entry['answer']!r}")
+        return Score(value, "" if value == 1.0 else f"expected {self.expected!r}")
 
 
-def bounded_score(dataset: Any, entry: Any, answer: str, *, weak_isolation: bool = False) -> tuple[float, str]:
-    """``dataset.score_answer(answer, entry)``, confined, with bounded input, time and memory: (score, "") or (0, why
-    not). Raises ConfigError, before the answer is scored, where the confinement falls short of the sandbox's floor
-    and ``weak_isolation`` does not accept that."""
+def bounded_score(entry: GymEntry, answer: str, *, weak_isolation: bool = False) -> tuple[float, str]:
+    """reasoning-gym's ``score_answer`` for the entry ``entry`` names, confined, with bounded input, time and
+    memory: (score, "") or (0, why not). Raises ConfigError, before the answer is scored, where the confinement
+    falls short of the sandbox's floor and ``weak_isolation`` does not accept that."""
     if len(answer) > MAX_ANSWER_CHARS:
         return 0.0, f"answer refused: {len(answer):,} characters; at most {MAX_ANSWER_CHARS:,} are scored"
-    request = Request(
-        dataset, entry, answer, SCORE_SECONDS, SCORE_MEMORY_BYTES, () if weak_isolation else isolation_floor()
-    )
+    request = Request(entry, answer, SCORE_SECONDS, SCORE_MEMORY_BYTES, () if weak_isolation else isolation_floor())
     with _WORKER_LOCK:
-        reply = _ask_worker(pickle.dumps(request))
+        reply = _ask_worker(request.to_json())
     if "unconfined" in reply:
         raise ConfigError(_unconfined(reply))
     if "refused" in reply:
@@ -182,11 +192,12 @@ def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
     extra = "".join(f"&{k}={v}" for k, v in sorted(parts.params.items()))
     key = f"reasoning-gym:{task}?seed={seed}{extra}"
     pattern = NUMBER if all(_is_number(entry["answer"]) for entry in dataset) else None
+    settings = tuple(options.items())
     items = [
         Item(
             id=f"{task}/{seed}/{i}",
             task=entry["question"],
-            scorer=GymScore(dataset, entry),
+            scorer=GymScore(GymEntry(task, n, seed, settings, i), entry["answer"]),
             reference=entry["answer"],
             answer_pattern=pattern,
         )

@@ -2,8 +2,10 @@
 
 Some of reasoning-gym's scorers evaluate the answer text (countdown and puzzle24 through sympy's ``parse_expr``,
 n_queens and the matrix tasks through ``eval``), so an answer is code that runs wherever it is scored. Started by
-``_gym.py`` and fed one request at a time on stdin (a 4-byte length, then a pickle of a :class:`Request` that
-moot's own process wrote), this process is a fork server: it imports reasoning-gym once, then scores each answer in
+``_gym.py`` and fed one request at a time on stdin (a 4-byte length, then the JSON of a :class:`Request`: plain
+data, which names the generated entry rather than carrying it, so nothing is unpickled on either side), this process
+is a fork server: it imports reasoning-gym once, builds each dataset a request names once (its generators are
+seeded, so entry ``i`` is the entry moot's process scored against), then scores each answer in
 a process forked for that answer alone, which confines itself with the sandbox's own layers
 (:func:`moot.sandbox._confine.confine`: rlimits, namespaces, ``nobody``, Landlock, seccomp, the audit hook) in a
 throwaway work directory before the answer is touched. So the answer cannot reach the network, start a process,
@@ -22,17 +24,17 @@ process that computes it), never about another answer's.
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import math
 import os
-import pickle
 import resource
 import select
 import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, NoReturn
 
 SCORE_SECONDS = 10
@@ -50,16 +52,52 @@ _MB = 1024 * 1024
 
 
 @dataclass(frozen=True)
-class Request:
-    """One answer to score, written by moot's own process: the dataset and entry, the answer, the bounds, and the
-    confinement layers without which the answer must not be scored (empty where weak isolation is accepted)."""
+class GymEntry:
+    """One generated entry, named as plain data: the task, the generator's settings, and the entry's index."""
 
-    dataset: Any
-    entry: Any
+    task: str
+    size: int
+    seed: int
+    options: tuple[tuple[str, Any], ...]
+    """The generator's config options (``?min_terms=3``): ints, floats, booleans and strings."""
+    index: int
+
+
+@dataclass(frozen=True)
+class Request:
+    """One answer to score, written by moot's own process: the entry, the answer, the bounds, and the confinement
+    layers without which the answer must not be scored (empty where weak isolation is accepted)."""
+
+    entry: GymEntry
     answer: str
     seconds: int = SCORE_SECONDS
     memory_bytes: int = SCORE_MEMORY_BYTES
     required: tuple[str, ...] = ()
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self)).encode("utf-8")
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Request:
+        """The request moot's process wrote (trusted: the answer inside is only ever a string here)."""
+        fields = json.loads(data)
+        entry = fields.pop("entry")
+        options = tuple((str(key), value) for key, value in entry.pop("options"))
+        return cls(GymEntry(**entry, options=options), **{**fields, "required": tuple(fields["required"])})
+
+
+@functools.cache
+def _dataset(task: str, size: int, seed: int, options: tuple[tuple[str, Any], ...]) -> Any:
+    """The dataset an entry belongs to, built once per server (before any fork, so every answer shares it)."""
+    import reasoning_gym
+
+    return reasoning_gym.create_dataset(task, size=size, seed=seed, **dict(options))
+
+
+def dataset_entry(entry: GymEntry) -> tuple[Any, Any]:
+    """The dataset and the generated entry that ``entry`` names."""
+    dataset = _dataset(entry.task, entry.size, entry.seed, entry.options)
+    return dataset, dataset[entry.index]
 
 
 # ------------------------------------------------------------------ the forked, confined process
@@ -119,7 +157,8 @@ def _score_answer(request: Request, watch: _Watch) -> dict[str, Any]:
     reply: dict[str, Any] = {}
     sys.settrace(watch.trace)
     try:
-        value = float(request.dataset.score_answer(request.answer, request.entry) or 0.0)
+        dataset, entry = dataset_entry(request.entry)
+        value = float(dataset.score_answer(request.answer, entry) or 0.0)
         reply["score"] = value if math.isfinite(value) else 0.0
     except MemoryError:
         watch.refused.append("the answer exhausted the scorer's memory limit (MemoryError)")
@@ -279,7 +318,8 @@ def main() -> None:
     root, held = _root()
     try:
         while header := source.read(4):
-            request = pickle.loads(source.read(int.from_bytes(header, "big")))  # written by moot's own process
+            request = Request.from_json(source.read(int.from_bytes(header, "big")))
+            dataset_entry(request.entry)  # built here, unconfined and once, never inside an answer's process
             reply = score(request, root)
             sink.write(json.dumps(reply, ensure_ascii=True, allow_nan=False) + "\n")  # every field is clipped
             sink.flush()
