@@ -57,3 +57,11 @@ async def test_a_flooding_reply_is_cut_to_the_bound(tmp_path, monkeypatch):
         result = await make_reflection(model, MaxRounds(1)).run(task=TASK)
     assert len(result.latest_draft) < MAX_REPLY_CHARS + 100
     assert result.latest_draft.endswith("[10 more characters]")
+
+
+def test_a_sampled_draft_nested_past_the_parser_is_its_own_text_not_a_recursion_error():
+    from moot.harness.arms._sampling import answer_from_draft
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert answer_from_draft(deep) == deep
+    assert answer_from_draft('{"reasoning": "6 * 7", "answer": "42"}') == "42"

@@ -49,7 +49,7 @@ def answer_from_draft(draft: str | None) -> str:
         return ""
     try:
         return ShortAnswer.model_validate(json.loads(draft, strict=False)).answer
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # a model's draft: nested past the parser's depth is prose too
         return draft.strip()
 
 
