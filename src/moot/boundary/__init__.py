@@ -6,10 +6,10 @@ shown terminal-safe, and never unpickled or executed. Everything in moot that re
 this package rather than ``json.loads``, ``yaml.load`` or ``print`` directly.
 """
 
-from moot.boundary._data import DataBounds, describe, json_depth, load_json, load_yaml, yaml_document
+from moot.boundary._data import DataBounds, json_depth, load_json, load_json_as, load_yaml, yaml_document
 from moot.boundary._python import compile_python, parse_python, unparse_python
 from moot.boundary._reading import read_bounded
-from moot.boundary._sqlite import SQLITE_ERRORS, check_sqlite_schema, open_sqlite, require_columns
+from moot.boundary._sqlite import SQLITE_ERRORS, open_sqlite, require_columns
 from moot.boundary._terminal import TerminalConsole, safe_rich_text
 from moot.boundary._text import clip, one_line, terminal_safe, text_in, text_of
 
@@ -17,12 +17,11 @@ __all__ = [
     "SQLITE_ERRORS",
     "DataBounds",
     "TerminalConsole",
-    "check_sqlite_schema",
     "clip",
     "compile_python",
-    "describe",
     "json_depth",
     "load_json",
+    "load_json_as",
     "load_yaml",
     "one_line",
     "open_sqlite",

@@ -24,10 +24,10 @@ from typing import Any
 
 import yaml
 
-from moot.boundary._text import one_line, text_in, text_of
+from moot.boundary._text import one_line, text_in
 from moot.errors import ConfigError
 
-__all__ = ["DataBounds", "describe", "json_depth", "load_json", "load_yaml", "yaml_document"]
+__all__ = ["DataBounds", "json_depth", "load_json", "load_json_as", "load_yaml", "yaml_document"]
 
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 """A JSON string (an unclosed one runs to the end, so the scan never starts over inside it) or a bracket."""
@@ -96,6 +96,16 @@ def load_json(data: str | bytes, what: str, bounds: DataBounds = DEFAULT_BOUNDS)
         raise ConfigError(f"{what} is not valid JSON: {one_line(str(exc), 200)}") from None
 
 
+def load_json_as(value: object, what: str, kind: type, bounds: DataBounds = DEFAULT_BOUNDS) -> Any:
+    """JSON text kept in a stored column or field: it must be text, and decode (within ``bounds``) to a ``kind``."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{what} holds {type(value).__name__}, not JSON text")
+    data = load_json(value, what, bounds)
+    if not isinstance(data, kind):
+        raise ConfigError(f"{what} holds JSON that is not a {kind.__name__}")
+    return data
+
+
 def load_yaml(
     data: str | bytes, what: str, bounds: DataBounds = DEFAULT_BOUNDS, loader: type[yaml.SafeLoader] = yaml.SafeLoader
 ) -> Any:
@@ -161,8 +171,3 @@ def _check_nodes(root: yaml.Node, what: str, bounds: DataBounds) -> None:
                 stack.extend(((key, depth + 1), (value, depth + 1)))
         elif isinstance(node.value, str) and len(node.value) > bounds.max_bytes:  # pragma: no cover - size bounds it
             raise ConfigError(f"{what} holds a value of {len(node.value):,} characters")
-
-
-def describe(value: object, limit: int = 80) -> str:
-    """A short, safe ``repr`` of an outside value for an error message."""
-    return one_line(text_of(repr(value)), limit)

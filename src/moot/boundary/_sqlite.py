@@ -26,7 +26,7 @@ from pathlib import Path
 from moot.boundary._text import one_line, text_of
 from moot.errors import ConfigError
 
-__all__ = ["SQLITE_ERRORS", "check_sqlite_schema", "open_sqlite", "require_columns"]
+__all__ = ["SQLITE_ERRORS", "open_sqlite", "require_columns"]
 
 SQLITE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 """What reading a damaged file can raise: SQLite's errors, and a decode error when SQLite's own message quotes
@@ -38,14 +38,10 @@ _GENERATED = (2, 3)
 """``PRAGMA table_xinfo``'s ``hidden`` for a virtual and a stored generated column."""
 
 
-def _decode(value: bytes) -> str:
-    return text_of(value)
-
-
 def open_sqlite(
     path: Path, what: str, *, read_only: bool, max_value_bytes: int = 64_000_000, timeout: float = 30.0
 ) -> sqlite3.Connection:
-    """A connection to ``path`` whose schema has been checked (:func:`check_sqlite_schema`); ConfigError otherwise.
+    """A connection to ``path`` whose schema has been checked (:func:`_check_schema`); ConfigError otherwise.
 
     ``read_only`` opens the file so that nothing can be written through the connection (a missing file is an
     error then, not a new database); otherwise the file is created when missing, as ``sqlite3.connect`` does.
@@ -57,12 +53,12 @@ def open_sqlite(
     except SQLITE_ERRORS as exc:
         raise ConfigError(f"cannot open {what} {path}: {one_line(str(exc), 200)}") from None
     try:
-        db.text_factory = _decode
+        db.text_factory = text_of
         db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_bytes)
         db.execute("PRAGMA trusted_schema=OFF")
         if read_only:
             db.execute("PRAGMA query_only=ON")
-        check_sqlite_schema(db, f"{what} {path}", allow_triggers=read_only)
+        _check_schema(db, f"{what} {path}", allow_triggers=read_only)
     except SQLITE_ERRORS as exc:
         db.close()
         raise ConfigError(f"cannot read {what} {path}: {one_line(str(exc), 200)}") from None
@@ -89,7 +85,7 @@ def _connect(path: Path, read_only: bool, timeout: float) -> sqlite3.Connection:
     return db  # (a file that is no database is reported by the schema check, as unreadable)
 
 
-def check_sqlite_schema(db: sqlite3.Connection, what: str, *, allow_triggers: bool = False) -> None:
+def _check_schema(db: sqlite3.Connection, what: str, *, allow_triggers: bool = False) -> None:
     """Refuse a schema that holds anything but tables and indexes whose reads return what is stored.
 
     Views, virtual tables and generated columns change what a read returns; triggers change what a write

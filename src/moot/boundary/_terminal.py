@@ -38,8 +38,9 @@ def safe_rich_text(text: Text) -> Text:
     if safe == plain:
         return text
     offsets = [0]
-    for char in plain:  # one pass: where each original character starts in the escaped text
-        offsets.append(offsets[-1] + len(terminal_safe(char)))
+    for index, char in enumerate(plain):  # one pass: where each original character starts in the escaped text
+        crlf = char == "\r" and plain[index + 1 : index + 2] == "\n"  # shown as the newline alone, as in `safe`
+        offsets.append(offsets[-1] + (0 if crlf else len(terminal_safe(char))))
     spans = [Span(offsets[span.start], offsets[min(span.end, len(plain))], span.style) for span in text.spans]
     return Text(
         safe,

@@ -28,7 +28,7 @@ import platformdirs
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from moot._redact import redact
-from moot.boundary import SQLITE_ERRORS, DataBounds, load_json, one_line, open_sqlite, require_columns
+from moot.boundary import SQLITE_ERRORS, DataBounds, load_json_as, one_line, open_sqlite, require_columns
 from moot.errors import ConfigError, LeaseLostError, RunBusyError
 from moot.models import Meter, metered
 from moot.store._lease import Lease, me
@@ -115,13 +115,10 @@ class RunStore:
 
     def _json(self, text: object, where: str, kind: type, bounds: DataBounds | None = None) -> Any:
         """One stored JSON column, bounded and of the kind written there; a one-line ConfigError otherwise."""
-        what = f"run store {self.path}, {where}"
-        if not isinstance(text, str):
-            raise ConfigError(f"{what} holds {type(text).__name__}, not JSON text; {_DAMAGED_HINT}")
-        value = load_json(text, what, bounds or _ROW_BOUNDS)
-        if not isinstance(value, kind):
-            raise ConfigError(f"{what} holds JSON that is not a {kind.__name__}; {_DAMAGED_HINT}")
-        return value
+        try:
+            return load_json_as(text, f"run store {self.path}, {where}", kind, bounds or _ROW_BOUNDS)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc}; {_DAMAGED_HINT}") from None
 
     def _run(self, row: Sequence[Any]) -> RunRecord:
         """A stored run as a RunRecord, every column checked."""

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from moot.boundary import SQLITE_ERRORS, DataBounds, load_json, one_line, open_sqlite, require_columns
+from moot.boundary import SQLITE_ERRORS, DataBounds, load_json_as, one_line, open_sqlite, require_columns
 from moot.errors import ConfigError
 from moot.models import TokenTotals
 from moot.store import Migration, migrate
@@ -268,11 +268,7 @@ class ResultStore:
         item, arm = one_line(str(data["item"]), 80), one_line(str(data["arm"]), 40)
         where = f"results file {self.path}, row {item!r} (arm {arm})"
         for column, kind in _JSON_COLUMNS.items():
-            if not isinstance(data[column], str):
-                raise ConfigError(f"{where}: column {column} holds {type(data[column]).__name__}, not JSON text")
-            data[column] = load_json(data[column], f"{where}: column {column}", JSON_BOUNDS)
-            if not isinstance(data[column], kind):
-                raise ConfigError(f"{where}: column {column} holds JSON that is not a {kind.__name__}")
+            data[column] = load_json_as(data[column], f"{where}: column {column}", kind, JSON_BOUNDS)
         if data["partial"] not in (0, 1):
             raise ConfigError(f"{where}: column partial holds {one_line(repr(data['partial']), 40)}; 0 or 1 is valid")
         for column in ("score", "wall_seconds", "cost_usd"):
