@@ -15,7 +15,7 @@ as for tests; ``moot.testing`` re-exports them for tests. The ``Meter`` that
 counts calls lives below every package (``moot._meter``) and is re-exported here.
 """
 
-import moot.models._providers  # noqa: F401  (registers the built-in providers: local, openai, scripted)
+import moot.models._providers  # noqa: F401  (registers the built-in providers: local, openai, scripted, component)
 from moot._meter import Meter, TokenTotals, meter_metadata, metered
 from moot.models._delegating import DelegatingClient
 from moot.models._deterministic import DeterministicModel

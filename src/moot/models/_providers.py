@@ -1,5 +1,6 @@
 """The built-in providers, registered in the table ``_spec.py`` keeps: ``local`` (the embedded model),
-``openai`` (OpenAI and any compatible server) and ``scripted`` (scripts by name).
+``openai`` (OpenAI and any compatible server), ``scripted`` (scripts by name) and ``component`` (any AutoGen
+model client, by its component config: ``_component.py``).
 
 Each provider's module is imported when a spec first builds or checks one of
 its clients, so naming the ``local`` provider loads no engine.
@@ -58,6 +59,46 @@ def _check_openai(spec: ModelSpec) -> None:
     check_openai(spec)
 
 
+def _openai_endpoint(spec: ModelSpec) -> str:
+    return f"openai:{spec.base_url or 'api.openai.com'}"
+
+
+def _openai_credentials(spec: ModelSpec) -> str:
+    from moot.models._openai import DEFAULT_KEY_ENV
+
+    return f"the key in ${spec.api_key_env or DEFAULT_KEY_ENV}" + ("" if spec.api_key_env else " (or the spec's api_key_env)")
+
+
+def _component(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
+    from moot.models._component import component_client
+
+    return component_client(spec, agent)
+
+
+def _check_component(spec: ModelSpec) -> None:
+    from moot.models._component import check_component
+
+    check_component(spec)
+
+
+def _component_info(spec: ModelSpec) -> ModelInfo:
+    from moot.models._component import component_info
+
+    return component_info(spec)
+
+
+def _component_endpoint(spec: ModelSpec) -> str:
+    from moot.models._component import component_endpoint
+
+    return component_endpoint(spec)
+
+
+def _component_credentials(spec: ModelSpec) -> str:
+    from moot.models._component import component_credentials
+
+    return component_credentials(spec)
+
+
 def scripted_model(spec: ModelSpec) -> Script:
     """Resolve ``scripted:NAME``: a registered script, a script file ``NAME.json``, or the built-in
     ``deterministic`` (which a registered script of that name replaces)."""
@@ -79,6 +120,15 @@ def _check_scripted(spec: ModelSpec) -> None:
     scripted_model(spec)
 
 
-register_provider("local", _local, _check_local, runs_here=True, info=_local_info)
-register_provider("openai", _openai, _check_openai, info=_openai_info)
-register_provider("scripted", _scripted, _check_scripted, retried=False, runs_here=True)
+register_provider("local", _local, _check_local, runs_here=True, info=_local_info, endpoint=lambda spec: "local")
+register_provider(
+    "openai", _openai, _check_openai, info=_openai_info, endpoint=_openai_endpoint, credentials=_openai_credentials
+)
+register_provider(
+    "scripted", _scripted, _check_scripted, retried=False, runs_here=True,
+    endpoint=lambda spec: f"scripted:{spec.model or 'default'}",
+)  # fmt: skip
+register_provider(
+    "component", _component, _check_component, info=_component_info, endpoint=_component_endpoint,
+    credentials=_component_credentials,
+)  # fmt: skip

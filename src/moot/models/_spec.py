@@ -9,22 +9,34 @@ Spec -> client is one table from provider name to the :class:`Provider` that
 builds its client; there is no if-chain to extend. The spec and the table define
 each other (a spec may only name a registered provider, whose kind sets its
 price and deadline; a provider builds its client from a spec), so both live
-here. The built-in providers (``local``, ``openai``, ``scripted``) are
+here. The built-in providers (``local``, ``openai``, ``scripted``, ``component``) are
 registered by ``_providers.py``; a user (or a test) adds one with
 :func:`register_provider`, after which ``NAME:MODEL`` parses like the built-ins.
+
+Every way of making a spec refuses bad input in one line (:class:`ConfigError`) naming the field and what is
+valid: the string form, a client component config, and the constructor itself (``ModelSpec(temperature=5)``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from autogen_core import ComponentModel
 from autogen_core.models import ChatCompletionClient, ModelInfo
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from moot.errors import ConfigError
+from moot.models._component_text import (
+    COMPONENT,
+    COMPONENT_FORM,
+    canonical_component,
+    component_label,
+    split_component,
+)
 from moot.models._retry import RetryingClient
 from moot.models._spec_text import QUERY_KEYS, RESPONSE_FORMATS, SPEC_FORM, ResponseFormat, parse_fields
 
@@ -48,7 +60,9 @@ most this times the retry attempts, not the SDK's ten minutes each."""
 LOCAL_TEMPERATURE = 0.2
 """The embedded model's temperature when a spec sets none."""
 # Fields that only make sense together with the provider that set them.
-_ENDPOINT_FIELDS = ("model", "base_url", "api_key_env", "response_format")
+_ENDPOINT_FIELDS = ("model", "base_url", "api_key_env", "response_format", "component")
+SpecInput = str | Mapping[str, Any] | ComponentModel
+"""What :meth:`ModelSpec.parse` takes: the string form, or a client component config (mapping or ComponentModel)."""
 
 
 class ModelSpec(BaseModel):
@@ -63,6 +77,8 @@ class ModelSpec(BaseModel):
                                   any OpenAI-compatible server (vLLM, Ollama, llama.cpp)
         @0.9                      an override that only changes the temperature
         scripted:NAME             a scripted model (``scripted:deterministic`` is built in)
+        component:client.json     any AutoGen ChatCompletionClient, by the config its dump_component() writes
+                                  (a .json or .yaml file, or inline: component:{"provider": ..., "config": ...})
 
     Providers are a table (:func:`register_provider` adds one; the built-ins are in ``models/_providers.py``).
     """
@@ -93,7 +109,42 @@ class ModelSpec(BaseModel):
     constrains its decoding to it as the embedded engine does: ``json_schema`` (the default; OpenAI's form, which
     vLLM, SGLang, Ollama and llama.cpp's server take), ``json_object_schema`` (JSON mode with the schema beside
     it, the form llama-cpp-python's ``python -m llama_cpp.server`` takes) or ``json_object`` (plain JSON mode, no
-    schema sent: for a server that refuses both; replies are still validated)."""
+    schema sent: for a server that refuses both; replies are still validated). Unset, a server that refuses
+    ``json_schema`` is sent the next form instead, with one warning (see ``_served.py``)."""
+    component: str | None = None
+    """An AutoGen model client's component config (``client.dump_component()``: ``{"provider": "module.Class",
+    "config": {...}}``) as canonical JSON text; given as a mapping, a ``ComponentModel`` or JSON text. Only the
+    ``component`` provider has one, and builds its client from it (``ChatCompletionClient.load_component``)."""
+
+    def __init__(self, **data: Any) -> None:
+        """Validate as pydantic does, but refuse bad input in one line naming the field and what is valid."""
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _SpecProblem(_problem(exc)) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _component_has_its_provider(cls, data: Any) -> Any:
+        """A spec given a component config is a ``component`` spec without saying so."""
+        if isinstance(data, dict) and data.get("component") is not None and data.get("provider") is None:
+            return {**data, "provider": COMPONENT}
+        return data
+
+    @field_validator("component", mode="before")
+    @classmethod
+    def _is_a_component(cls, value: object) -> str | None:
+        return None if value is None else canonical_component(value)
+
+    @model_validator(mode="after")
+    def _component_with_its_provider(self) -> ModelSpec:
+        if (self.provider == COMPONENT) != (self.component is not None):
+            if self.component is None:
+                raise ValueError(f"the component provider needs the client's config: {COMPONENT_FORM}")
+            raise ValueError(f"a client component config is for the component provider, not {self.provider!r}")
+        if self.component is not None and self.model is not None:
+            raise ValueError("a component spec takes no model name: the model is set in the client's config")
+        return self
 
     @field_validator("provider")
     @classmethod
@@ -150,7 +201,7 @@ class ModelSpec(BaseModel):
     def sampling(self) -> dict[str, object]:
         """The settings a call runs with, as a trace records them: model, temperature, seed, max_tokens."""
         return {
-            "model": self.effective_provider + (f":{self.model}" if self.model else ""),
+            "model": self.effective_provider + (f":{self.model}" if self.model else self._component_suffix),
             "temperature": self.effective_temperature,
             "seed": self.seed,
             "max_tokens": self.effective_max_tokens,
@@ -180,22 +231,56 @@ class ModelSpec(BaseModel):
     def _runs_here(self) -> bool:
         return provider(self.effective_provider).runs_here
 
+    @property
+    def _component_suffix(self) -> str:
+        return f":{component_label(self.component)}" if self.component is not None else ""
+
+    @property
+    def endpoint(self) -> str:
+        """Which endpoint this spec's calls go to, as call queues know it: the embedded model is one, each server
+        (a ``base_url``, a client component's service) another, each scripted model its own."""
+        chosen = provider(self.effective_provider)
+        if chosen.endpoint is not None:
+            return chosen.endpoint(self)
+        return f"{self.effective_provider}:{self.base_url or self.model or 'default'}"
+
     # ------------------------------------------------------------ string form
     @classmethod
-    def parse(cls, text: str) -> ModelSpec:
-        """Parse the compact string form; raise ConfigError naming what is valid."""
+    def parse(cls, text: SpecInput) -> ModelSpec:
+        """Parse the compact string form, or take a client component config (a mapping, as a role file or scenario
+        gives one inline, or a ``ComponentModel``); raise ConfigError naming what is valid."""
+        if isinstance(text, Mapping | ComponentModel):
+            return cls(component=canonical_component(text))
+        if not isinstance(text, str):
+            raise ConfigError(
+                f"a model spec is a string ({SPEC_FORM}) or a client component mapping, not {type(text).__name__}"
+            )
         try:
-            return cls(**parse_fields(text, provider_names()))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            message = str(first["msg"]).removeprefix("Value error, ")
-            raise ConfigError(f"bad model spec {text!r}: {where}: {message}; form: {SPEC_FORM}") from None
+            return cls(**_fields(text))
+        except _SpecProblem as exc:
+            raise ConfigError(f"bad model spec {_quoted(text)}: {exc.problem}; form: {SPEC_FORM}") from None
+
+    @classmethod
+    def from_component(cls, client: ChatCompletionClient | SpecInput) -> ModelSpec:
+        """The spec of an AutoGen model client (its ``dump_component()``) or of its component config: the client runs
+        wrapped in moot's retries (and, in a comparison, its meters, cache and call queue)."""
+        if isinstance(client, ChatCompletionClient):
+            try:
+                client = client.dump_component()
+            except Exception as exc:  # AutoGen: a local class, or a client that cannot dump its config
+                raise ConfigError(
+                    f"{type(client).__name__} cannot be named by its component config ({exc}); give moot the "
+                    "client itself (RoleAgent takes one) or a config it can load"
+                ) from None
+        if isinstance(client, str):
+            return cls(component=client)
+        return cls.parse(client)
 
     def __str__(self) -> str:
         head = self.provider or ""
         if self.model is not None:
             head += f":{self.model}"
+        head += self._component_suffix
         if self.temperature is not None:
             head += "@" + repr(self.temperature).removesuffix(".0")  # shortest exact form; :g kept 6 digits
         query = {k: getattr(self, k) for k in QUERY_KEYS if k != "temperature" and getattr(self, k) is not None}
@@ -219,6 +304,49 @@ class ModelSpec(BaseModel):
         """Refuse (ConfigError) a spec whose client cannot be built here, without building it: the extra is
         missing, the key is unset, the script is unknown. Loads nothing and connects nowhere."""
         check_available(self)
+
+
+class _SpecProblem(ConfigError):
+    """A spec's fields refused: ``bad model spec: PROBLEM``; :meth:`ModelSpec.parse` quotes the text it read too."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(f"bad model spec: {problem}")
+        self.problem = problem
+
+
+def _fields(text: str) -> dict[str, Any]:
+    """The fields of the string form; ``component:`` is followed by a config (a file or inline JSON) first."""
+    provider_name, sep, rest = text.strip().partition(":")
+    if provider_name != COMPONENT or not sep:
+        try:
+            return parse_fields(text, provider_names())
+        except ConfigError as exc:
+            if text.strip().lower().endswith((".json", ".yaml", ".yml")):
+                raise ConfigError(f"{exc}; a client component's config file is given as component:{text.strip()}") from None
+            raise
+    config, tail = split_component(text, rest)
+    return {**parse_fields(COMPONENT + tail, provider_names()), "component": config}
+
+
+def _quoted(text: str) -> str:
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def _problem(exc: ValidationError) -> str:
+    """The first problem pydantic found, as ``field: what is wrong`` (one line; what is valid where it says)."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "spec"
+    message = " ".join(str(first["msg"]).removeprefix("Value error, ").split())
+    if first["type"] == "extra_forbidden":
+        return f"unknown field {where!r}; valid fields: {', '.join(ModelSpec.model_fields)}"
+    if first["type"] not in ("value_error", "assertion_error") and "input" in first:
+        message += f", got {_short_repr(first['input'])}"
+    return f"{where}: {message}" if first["loc"] else message
+
+
+def _short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # ---------------------------------------------------------------- providers
@@ -249,6 +377,11 @@ class Provider:
     """What the spec's client reports as ``model_info``, found without loading or connecting anything; None
     builds the client and asks it. A replay from a call cache needs it: an agent asks a model that reports
     ``structured_output`` for a reply schema, and the schema is part of the cache key."""
+    endpoint: Callable[[ModelSpec], str] | None = None
+    """Which endpoint a spec's calls queue for (:attr:`ModelSpec.endpoint`); None: the provider and the spec's
+    ``base_url`` (else its model)."""
+    credentials: Callable[[ModelSpec], str] | None = None
+    """Where the spec's client finds its key, as a refusal (401, 403) names it; None: the provider's own key."""
 
 
 _PROVIDERS: dict[str, Provider] = {}
@@ -262,6 +395,8 @@ def register_provider(
     retried: bool = True,
     runs_here: bool = False,
     info: Callable[[ModelSpec], ModelInfo] | None = None,
+    endpoint: Callable[[ModelSpec], str] | None = None,
+    credentials: Callable[[ModelSpec], str] | None = None,
 ) -> None:
     """Make ``NAME[:MODEL]`` specs build their clients with ``build``; a name registered again is replaced.
 
@@ -270,7 +405,7 @@ def register_provider(
     """
     if not _NAME.match(name):
         raise ConfigError(f"bad provider name {name!r}: lowercase letters, digits, '_' and '-', starting with a letter")
-    _PROVIDERS[name] = Provider(build, check, retried, runs_here, info)
+    _PROVIDERS[name] = Provider(build, check, retried, runs_here, info, endpoint, credentials)
 
 
 def unregister_provider(name: str) -> None:
@@ -295,7 +430,8 @@ def build_client(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
     client = chosen.build(spec, agent)
     if not chosen.retried:
         return client
-    return RetryingClient(client, model=_label(spec), deadline=spec.effective_timeout)
+    where = chosen.credentials(spec) if chosen.credentials is not None else None
+    return RetryingClient(client, model=_label(spec), deadline=spec.effective_timeout, credentials=where)
 
 
 def model_info_of(spec: ModelSpec) -> ModelInfo:
