@@ -26,7 +26,7 @@ from moot.cli import app
 from moot.errors import ConfigError
 from moot.models import RetryingClient
 from moot.models._reply_schema import clamped_schema, served_schema
-from moot.models._served import ServedClient
+from moot.models._served import ServedClient, forget_fallbacks
 from moot.roles import Opening
 from moot.roles._position import STATEMENT
 from tests.conftest import make_position
@@ -55,11 +55,16 @@ class Served(BaseHTTPRequestHandler):
 
     requests: ClassVar[list[dict[str, Any]]] = []
     answer: ClassVar[str | tuple[int, dict[str, Any]]] = OPENING
+    refusing: ClassVar[dict[str, tuple[int, dict[str, Any]]]] = {}
+    """Forms of response_format (as :func:`sent_form` names them) the server answers with an error, and how."""
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         Served.requests.append(request)
-        if isinstance(self.answer, tuple):
+        refused = self.refusing.get(sent_form(request))
+        if refused is not None:
+            self._send(*refused)
+        elif isinstance(self.answer, tuple):
             self._send(*self.answer)
         elif request.get("stream"):
             self._stream(request["model"], self.answer)
@@ -88,6 +93,16 @@ class Served(BaseHTTPRequestHandler):
         """Quiet."""
 
 
+def sent_form(request: dict[str, Any]) -> str | None:
+    """The response_format form a request was sent in (``json_schema``, ``json_object_schema``, ``json_object``)."""
+    sent = request.get("response_format")
+    if sent is None:
+        return None
+    if sent["type"] == "json_object" and "schema" in sent:
+        return "json_object_schema"
+    return str(sent["type"])
+
+
 def _completion(model: str, choice: dict[str, Any], kind: str = "chat.completion") -> dict[str, Any]:
     return {
         "id": "chatcmpl-1",
@@ -101,13 +116,15 @@ def _completion(model: str, choice: dict[str, Any], kind: str = "chat.completion
 
 @pytest.fixture
 def endpoint() -> Iterator[str]:
-    Served.requests, Served.answer = [], OPENING
+    Served.requests, Served.answer, Served.refusing = [], OPENING, {}
+    forget_fallbacks()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Served)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()
     server.server_close()
+    forget_fallbacks()
 
 
 async def opening_from(spec: ModelSpec) -> Opening:
@@ -215,9 +232,9 @@ def test_every_builtin_schema_becomes_a_grammar_llama_cpp_can_parse():
         (400, {"error": {"message": "Failed to parse grammar"}}),
     ],
 )
-async def test_a_refused_schema_is_one_line_naming_the_option_and_is_not_retried(endpoint, refusal):
+async def test_a_refused_schema_the_spec_names_is_one_line_naming_the_option_and_is_not_retried(endpoint, refusal):
     Served.answer = refusal
-    spec = ModelSpec.parse(f"openai:qwen?base_url={endpoint}")
+    spec = ModelSpec.parse(f"openai:qwen?base_url={endpoint}&response_format=json_schema")
     with pytest.raises(ConfigError) as refused:
         await opening_from(spec)
     message = str(refused.value)
@@ -229,7 +246,7 @@ async def test_a_refused_schema_is_one_line_naming_the_option_and_is_not_retried
 
 async def test_a_refused_schema_is_the_same_one_line_when_streaming(endpoint):
     Served.answer = LLAMA_CPP_PYTHON_REFUSAL
-    client = ModelSpec.parse(f"openai:qwen?base_url={endpoint}").client()
+    client = ModelSpec.parse(f"openai:qwen?base_url={endpoint}&response_format=json_schema").client()
     with pytest.raises(ConfigError, match=r"refused the reply schema sent as response_format json_schema"):
         async for _ in client.create_stream([UserMessage(content="hi", source="user")], json_output=Opening):
             pass
@@ -267,7 +284,9 @@ async def test_plain_json_mode_sends_no_schema_so_nothing_is_called_its_refusal(
 def test_a_refusal_in_a_run_is_one_line_and_exit_2(endpoint):
     Served.answer = LLAMA_CPP_PYTHON_REFUSAL
     result = CliRunner().invoke(
-        app, ["run", "architecture_review", "-m", f"openai:qwen?base_url={endpoint}"], env={"COLUMNS": "140"}
+        app,
+        ["run", "architecture_review", "-m", f"openai:qwen?base_url={endpoint}&response_format=json_schema"],
+        env={"COLUMNS": "140"},
     )
     assert result.exit_code == 2, result.stderr
     assert result.stderr.startswith("moot: error: model openai:qwen?base_url=")
@@ -285,3 +304,57 @@ def test_response_format_is_a_spec_option_of_served_models(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with pytest.raises(ConfigError, match=r"response_format is for a served model \(add \?base_url="):
         ModelSpec.parse("openai:gpt-4o-mini?response_format=json_object").check()
+
+
+# ---------------------------------------------------- falling back (no form named)
+async def test_a_server_refusing_json_schema_is_sent_the_schema_in_json_mode_said_once_and_remembered(
+    endpoint, caplog
+):
+    """llama-cpp-python's server answers OpenAI's json_schema form with a 500; the README debate served through it
+    must still run: the call is sent again with the schema inside JSON mode, one warning says so, and every later
+    call to that server (another agent's, a new client's) is sent that form at once."""
+    Served.refusing = {"json_schema": LLAMA_CPP_PYTHON_REFUSAL}
+    spec = ModelSpec.parse(f"openai:qwen?base_url={endpoint}")
+    with caplog.at_level("WARNING"):
+        assert (await opening_from(spec)).answer == "no"
+        assert (await opening_from(ModelSpec.parse(f"openai:qwen?base_url={endpoint}"))).answer == "no"
+    assert [sent_form(r) for r in Served.requests] == ["json_schema", "json_object_schema", "json_object_schema"]
+    assert Served.requests[1]["response_format"] == {"type": "json_object", "schema": served_schema(Opening)}
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "\n" not in warnings[0]
+    assert "refused the reply schema as response_format json_schema (HTTP 500)" in warnings[0]
+    assert "sending it as json_object_schema" in warnings[0] and "&response_format=json_object_schema" in warnings[0]
+
+
+async def test_a_server_refusing_the_schema_in_both_forms_gets_plain_json_mode(endpoint, caplog):
+    Served.refusing = {
+        "json_schema": (400, {"error": {"message": "Unknown response_format type: json_schema"}}),
+        "json_object_schema": (400, {"error": {"message": "Failed to parse grammar from schema"}}),
+    }
+    with caplog.at_level("WARNING"):
+        assert (await opening_from(ModelSpec.parse(f"openai:qwen?base_url={endpoint}"))).answer == "no"
+    assert [sent_form(r) for r in Served.requests] == ["json_schema", "json_object_schema", "json_object"]
+    assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 2  # one line per change of form
+
+
+async def test_a_stream_falls_back_too(endpoint):
+    Served.refusing = {"json_schema": LLAMA_CPP_PYTHON_REFUSAL}
+    client = ModelSpec.parse(f"openai:qwen?base_url={endpoint}").client()
+    chunks = [c async for c in client.create_stream([UserMessage(content="hi", source="user")], json_output=Opening)]
+    assert isinstance(chunks[-1], CreateResult) and Opening.model_validate_json(str(chunks[-1].content))
+    assert [sent_form(r) for r in Served.requests] == ["json_schema", "json_object_schema"]
+
+
+async def test_the_fallback_is_per_server_and_other_errors_are_not_fallen_back_from(endpoint):
+    Served.answer = (400, {"error": {"message": "Requested tokens (9000) exceed context window"}})
+    client = ModelSpec.parse(f"openai:qwen?base_url={endpoint}").client()
+    with pytest.raises(openai.BadRequestError):
+        await client.create([UserMessage(content="hi", source="user")], json_output=Opening)
+    assert [sent_form(r) for r in Served.requests] == ["json_schema"]
+    Served.answer, Served.refusing = OPENING, {"json_schema": LLAMA_CPP_PYTHON_REFUSAL}
+    await opening_from(ModelSpec.parse(f"openai:qwen?base_url={endpoint}"))
+    other = ModelSpec.parse(f"openai:other-model?base_url={endpoint}")  # another model: not known to take it yet
+    await opening_from(other)
+    assert [sent_form(r) for r in Served.requests[1:]] == [
+        "json_schema", "json_object_schema", "json_schema", "json_object_schema"
+    ]
