@@ -25,7 +25,7 @@ from pydantic import Field
 from moot.catalog import CatalogFile, entries, read_document
 from moot.errors import ConfigError
 from moot.models import ModelSpec
-from moot.roles import RoleModels, parse_model_options
+from moot.roles import RoleModels, argument_error, checked_mapping, checked_strings, checked_text, parse_model_options
 from moot.teams import TeamPreset, load_preset
 
 __all__ = [
@@ -56,6 +56,28 @@ class Scenario:
     """The team preset the scenario runs (YAML scenarios and presets), which ``compose`` may change."""
     source: Path | None = None
     """The file the scenario came from: what a stored run names, so ``moot resume`` finds it again."""
+
+    def __post_init__(self) -> None:
+        """Refuse a field of the wrong kind when the scenario is written, not when ``moot run`` builds it."""
+        checked_text(self.name, "Scenario", "name")
+        checked_text(self.description, "Scenario", "description", empty=True)
+        checked_text(self.task, "Scenario", "task", empty=True)
+        object.__setattr__(
+            self, "roles", tuple(checked_strings(self.roles, "Scenario", "roles", example="('generator', 'critic')"))
+        )
+        if not callable(self.build):
+            raise argument_error("Scenario", "build", "a function of the RoleModels that returns a team", self.build)
+        defaults = checked_mapping(
+            self.role_defaults, "Scenario", "role_defaults", "a mapping of role to spec string, e.g. {'critic': '@0.2'}"
+        )
+        for role_name, text in defaults.items():
+            checked_text(text, "Scenario", f"role_defaults[{role_name!r}]")
+            try:
+                ModelSpec.parse(text)
+            except ConfigError as exc:
+                raise ConfigError(f"Scenario: role_defaults[{role_name!r}]: {exc}") from None
+        if self.preset is not None and not isinstance(self.preset, TeamPreset):
+            raise argument_error("Scenario", "preset", "None or a TeamPreset (moot.teams.load_preset)", self.preset)
 
     def models(self, options: Sequence[str]) -> RoleModels:
         """The models for this scenario's roles from ``--model`` options, over the scenario's and roles' defaults."""
@@ -105,8 +127,9 @@ class ScenarioFile(CatalogFile):
     roles: list[str] = []
     """Other participants than the preset's, by role name."""
     arbiter: str | None = None
-    models: dict[str, str] = {}
-    """Per-role default model specs (``architect: "@0.9"``); ``--model`` wins."""
+    models: dict[str, str | dict[str, Any]] = {}
+    """Per-role default model specs (``architect: "@0.9"``, or an AutoGen client's component config inline);
+    ``--model`` wins."""
     options: dict[str, Any] = {}
     """Changes to the preset's options (a debate's ``answers`` ...)."""
 
@@ -127,6 +150,9 @@ def known_scenarios() -> list[str]:
 
 def load_scenario(name_or_path: str) -> Scenario:
     """A scenario (script or YAML) or a team preset, by path or by name: scenarios first, then team presets."""
+    if isinstance(name_or_path, Path):
+        name_or_path = str(name_or_path)
+    checked_text(name_or_path, "load_scenario", "name_or_path (a scenario's name or file)")
     path = Path(name_or_path)
     if path.suffix in SCENARIO_SUFFIXES:
         if not path.is_file():
@@ -156,12 +182,14 @@ def _load_file(path: Path) -> Scenario:
         preset = preset.with_options(spec.options)
     except ConfigError as exc:
         raise document.error(str(exc), ["options"]) from None
+    models: dict[str, str] = {}
     for name, text in spec.models.items():
         try:
-            ModelSpec.parse(text)
+            parsed = ModelSpec.parse(text)
         except ValueError as exc:
             raise document.error(f"models: {exc}", ["models", name]) from None
-    base = Scenario(spec.name, spec.description, spec.task.strip(), (), _no_build, spec.models, preset, path.resolve())
+        models[name] = text if isinstance(text, str) else f"component:{parsed.component}"  # (its inline string form)
+    base = Scenario(spec.name, spec.description, spec.task.strip(), (), _no_build, models, preset, path.resolve())
     try:
         return _from_preset(preset, spec.name, spec.description, spec.task.strip(), base).compose(
             spec.roles, spec.arbiter

@@ -98,7 +98,7 @@ async def test_debate_markdown_shows_positions_per_round_agreement_and_verdict()
     assert "**verdict by arbiter (positions shown as " in markdown and "):** keep\n" in markdown
     assert "**confidence:** 0.80" in markdown
     assert "**stop reason:** consensus: agreement 1.00 >= 1 in round 2" in markdown
-    assert "answer flips 1 (argued 1, unargued 0, to an answer no expert held 0)" in markdown
+    assert "answer changes 1 (argued, adopted 1; unargued, not adopted 0), 0 of the 1 to an answer no other" in markdown
     assert "verdict keeps the first-round vote (keep): yes" in markdown
     assert section(markdown, "tokens")[-1].startswith("| total | ")
     assert (

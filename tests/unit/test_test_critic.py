@@ -307,7 +307,7 @@ async def test_config_round_trips_and_the_injected_runner_is_not_serialised():
     [
         ([], {}, "tests must be a non-empty list of Python snippets"),
         (["asert slugify('a') == 'a'"], {}, "test 1 is not valid Python"),
-        (TESTS, {"tool_retries": -1}, "invalid TestCritic settings: tool_retries: Input should be greater than"),
+        (TESTS, {"tool_retries": -1}, "TestCritic: tool_retries must be a whole number, from 0 to 10, got int -1"),
     ],
 )
 def test_bad_settings_are_config_errors_that_say_what_is_valid(tests, options, message):

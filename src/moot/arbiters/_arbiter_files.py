@@ -19,7 +19,7 @@ from moot.arbiters._rounds_vote import RoundsVote
 from moot.arbiters._weighted import WeightedVote
 from moot.catalog import CatalogFile, entries, find_entry, read_document
 from moot.errors import ConfigError
-from moot.roles import Role, role
+from moot.roles import Role, checked_text, role
 
 __all__ = ["VOTES", "ArbiterFile", "ArbiterSpec", "known_arbiters", "load_arbiter", "with_rubric"]
 
@@ -62,6 +62,7 @@ class ArbiterSpec:
 
 def load_arbiter(name: str) -> ArbiterSpec:
     """The arbiter called ``name`` in the catalog (project first, then built-in)."""
+    checked_text(name, "load_arbiter", "name (an arbiter's name)")
     found = find_entry("arbiters", _current_name(name))
     return _load(found.path.resolve(), found.path.stat().st_mtime_ns)
 

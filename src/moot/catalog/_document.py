@@ -141,6 +141,10 @@ def _problem(error: Any, model: type[BaseModel]) -> str:
 
 def read_document(path: Path) -> Document:
     """Read a YAML mapping, bounded (size, depth, aliases expanded); syntax errors are CatalogErrors with their line."""
+    if isinstance(path, str):
+        path = Path(path)
+    if not isinstance(path, Path):
+        raise ConfigError(f"read_document: path must be a file's path (str or Path), got {type(path).__name__}")
     raw = read_bounded(path, "catalog file", CATALOG_BOUNDS.max_bytes)
     try:
         node, data = yaml_document(raw, str(path), CATALOG_BOUNDS)

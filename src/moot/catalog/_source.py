@@ -59,8 +59,15 @@ def _search_dirs(kind: Kind) -> list[tuple[Path, bool]]:
     return unique
 
 
+def check_kind(kind: object) -> None:
+    """A kind of catalog entry, or a one-line ConfigError naming the kinds (a wrong one would list nothing)."""
+    if kind not in KINDS:
+        raise ConfigError(f"catalog kind {one_line(repr(kind), 60)} is not one; kinds: {', '.join(KINDS)}")
+
+
 def entries(kind: Kind, suffixes: Sequence[str] = (".yaml", ".yml")) -> dict[str, Entry]:
     """Every entry of ``kind`` by name, the first found in lookup order winning; names sorted."""
+    check_kind(kind)
     found: dict[str, Entry] = {}
     for directory, built_in in _search_dirs(kind):
         for path in sorted(directory.iterdir()):
@@ -76,6 +83,10 @@ def entries(kind: Kind, suffixes: Sequence[str] = (".yaml", ".yml")) -> dict[str
 
 def find_entry(kind: Kind, name: str, suffixes: Sequence[str] = (".yaml", ".yml")) -> Entry:
     """The entry called ``name``, or a ConfigError naming the ones there are."""
+    if not isinstance(name, str):
+        raise ConfigError(
+            f"find_entry: name must be a {_SINGULAR.get(kind, 'catalog entry')}'s name, got {type(name).__name__}"
+        )
     found = entries(kind, suffixes)
     if name in found:
         return found[name]

@@ -163,11 +163,7 @@ def _verdict_blocks(result: DebateResult) -> list[Block]:
         blocks.append(Note("dissent", "; ".join(verdict.dissent)))
     if result.metrics is not None:
         m = result.metrics
-        flips = sum(len(v) for v in m.flips.values())
-        text = (
-            f"first-round distinct answers {m.first_round_diversity}, answer flips {flips} (argued "
-            f"{m.argued_flips}, unargued {m.unargued_flips}, to an answer no expert held {m.flips_to_unheld_answer})"
-        )
+        text = f"first-round distinct answers {m.first_round_diversity}, {m.changes_summary()}"
         if m.final_matches_first_round_vote is not None:
             kept = "yes" if m.final_matches_first_round_vote else "no"
             text += f", verdict keeps the first-round vote ({m.first_round_vote}): {kept}"

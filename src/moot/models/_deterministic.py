@@ -60,6 +60,8 @@ class DeterministicModel(Script):
         if output is None:
             return f"{agent} draft {digest % 10_000:04d}"
         fake = _fake_structured(output, agent, digest)
+        if "rationale" in fake and (named := _FIRST_POSITION.search(text)):  # a ruling names whose argument decided
+            fake["rationale"] = f"{fake['rationale']}: {named.group(1)}'s argument decides the ruling"
         if self.words:
             pad = " ".join(f"w{(digest >> i) % 997}" for i in range(self.words))
             for key in ("reasoning", "rationale"):
@@ -75,6 +77,10 @@ class DeterministicModel(Script):
 
     def unregister(self) -> None:
         unregister_script(self.name)
+
+
+_FIRST_POSITION = re.compile(r"^(\w+): .* \(confidence [\d.]+\)$", re.MULTILINE)
+"""An expert's position as an arbiter's request lists it (``ops: keep (confidence 0.7)``)."""
 
 
 class _Endless(deque):  # type: ignore[type-arg]

@@ -1,6 +1,26 @@
 """Roles (generator, critic, experts, ...) and the agent that plays a role on a model."""
 
 from moot.roles._agent import RoleAgent, RoleAgentConfig, parse_structured
+from moot.roles._arguments import (
+    answer_name,
+    answer_types,
+    answers_with,
+    argument_error,
+    checked_agent,
+    checked_agents,
+    checked_choice,
+    checked_count,
+    checked_flag,
+    checked_mapping,
+    checked_number,
+    checked_optional_text,
+    checked_pattern,
+    checked_strings,
+    checked_text,
+    distinct_names,
+    one_line_validation,
+    shown,
+)
 from moot.roles._critique import Critique
 from moot.roles._plan import Plan, Step, StepResult, ToolCall, plan_type, tool_call_type
 from moot.roles._position import (
@@ -34,7 +54,7 @@ from moot.roles._registry import (
 from moot.roles._role import Role
 from moot.roles._role_models import ModelsFor, RoleModels, parse_model_options, role_models
 from moot.roles._test_critic import TestCritic, TestCriticConfig, failure_lines, run_sandbox
-from moot.roles._verdict import ExpertAssessment, Verdict
+from moot.roles._verdict import ExpertAssessment, Verdict, citing, names_an_expert
 
 __all__ = [
     "ARBITER",
@@ -63,12 +83,31 @@ __all__ = [
     "TestCriticConfig",
     "ToolCall",
     "Verdict",
+    "answer_name",
+    "answer_types",
+    "answers_with",
+    "argument_error",
     "built_in_role",
+    "checked_agent",
+    "checked_agents",
+    "checked_choice",
+    "checked_count",
+    "checked_flag",
+    "checked_mapping",
+    "checked_number",
+    "checked_optional_text",
+    "checked_pattern",
+    "checked_strings",
+    "checked_text",
+    "citing",
     "claims_of",
     "custom_role",
+    "distinct_names",
     "expert",
     "failure_lines",
     "known_roles",
+    "names_an_expert",
+    "one_line_validation",
     "parse_model_options",
     "parse_structured",
     "plan_type",
@@ -78,6 +117,7 @@ __all__ = [
     "role_models",
     "role_origin",
     "run_sandbox",
+    "shown",
     "tool_call_type",
     "with_options",
     "with_pattern",

@@ -33,8 +33,10 @@ from pydantic import BaseModel, ValidationError
 from moot.boundary import json_depth, text_in, text_of
 from moot.errors import MalformedOutputError
 from moot.models import Meter, ModelSpec, Script, meter_metadata
+from moot.roles._arguments import argument_error, checked_count, checked_text
 from moot.roles._fit import fit_text_lengths
 from moot.roles._prompts import schema_hint
+from moot.roles._registry import role as role_named
 from moot.roles._role import Role, import_output_type
 from moot.tracing import traced
 
@@ -122,24 +124,37 @@ def _logical(meter: Meter) -> RequestUsage:
     return RequestUsage(prompt_tokens=meter.prompt_tokens, completion_tokens=meter.completion_tokens)
 
 
+Model = ModelSpec | Script | ChatCompletionClient | str
+"""What a RoleAgent runs on: a spec (or its string, ``"local@0.7"``), a scripted model, or a ready client."""
+
+
 class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
-    """One role on one model. ``model`` is a ModelSpec (preferred), a scripted model given as it is (a
-    :class:`~moot.models.Script`, e.g. ``ScriptedModel``: the agent plays its own script, and the run records
-    the script's ``scripted:NAME`` spec), or a ready client."""
+    """One role on one model. ``role`` is a Role or a known role's name (``"critic"``). ``model`` is a
+    ModelSpec (preferred) or its string (``"scripted:deterministic"``, read with ``ModelSpec.parse``), a
+    scripted model given as it is (a :class:`~moot.models.Script`, e.g. ``ScriptedModel``: the agent plays
+    its own script, and the run records the script's ``scripted:NAME`` spec), or a ready client."""
 
     component_config_schema = RoleAgentConfig
     component_provider_override = "moot.roles.RoleAgent"
 
     def __init__(
         self,
-        role: Role,
-        model: ModelSpec | Script | ChatCompletionClient,
+        role: Role | str,
+        model: Model,
         *,
         name: str | None = None,
         max_parse_retries: int = 2,
     ) -> None:
+        role = _checked_role(role)
+        model = _checked_model(model)
+        if name is not None and (not isinstance(name, str) or not name.isidentifier()):
+            raise argument_error("RoleAgent", "name", "None or a Python identifier, e.g. 'critic_2'", name)
+        checked_count(max_parse_retries, "RoleAgent", "max_parse_retries", 0, 20)
         super().__init__(name or role.name, role.description)
         self.role = role
+        self.model_source: ModelSpec | Script | ChatCompletionClient = model
+        """What the agent was given to run on: another role can be put on the same model (a debate's arbiter
+        named by a string runs on its first expert's)."""
         self.spec, self.model_client = _connect(model, self.name)
         self.max_parse_retries = max_parse_retries
 
@@ -308,6 +323,33 @@ class RoleAgent(BaseChatAgent, Component[RoleAgentConfig]):
         role = Role(config.role, config.description, config.system_prompt, output, persona=config.persona)
         model: Any = config.model or ChatCompletionClient.load_component(config.model_client)  # type: ignore[arg-type]
         return cls(role, model, name=config.name, max_parse_retries=config.max_parse_retries)
+
+
+def _checked_role(role: object) -> Role:
+    """A Role, or the role a known name names; anything else is refused in one line."""
+    if isinstance(role, Role):
+        return role
+    if isinstance(role, str):
+        return role_named(checked_text(role, "RoleAgent", "role"))
+    raise argument_error(
+        "RoleAgent",
+        "role (the first argument)",
+        "a moot Role or a known role's name, e.g. role('critic') or 'critic'",
+        role,
+    )
+
+
+def _checked_model(model: object) -> ModelSpec | Script | ChatCompletionClient:
+    """What the agent runs on, a spec string read as a ModelSpec; anything else is refused in one line."""
+    if isinstance(model, str):
+        return ModelSpec.parse(model)
+    if isinstance(model, ModelSpec | Script | ChatCompletionClient):
+        return model
+    valid = (
+        "a ModelSpec, a spec string such as 'local' or 'scripted:deterministic', a ScriptedModel "
+        "or an AutoGen ChatCompletionClient"
+    )
+    raise argument_error("RoleAgent", "model (the second argument)", valid, model)
 
 
 def _connect(

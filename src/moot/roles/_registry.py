@@ -12,7 +12,8 @@ from pydantic import BaseModel
 
 from moot.catalog import BUILT_IN, NAME_PATTERN, entries, notice_override
 from moot.errors import ConfigError
-from moot.roles._role import Role, expert_role, persona_role
+from moot.roles._arguments import argument_error, checked_text
+from moot.roles._role import Role, checked_output_type, expert_role, persona_role
 from moot.roles._role_files import load_role_file
 
 __all__ = ["built_in_role", "custom_role", "expert", "known_roles", "register_role", "role", "role_origin"]
@@ -23,6 +24,8 @@ _ROLES: dict[str, Role] = {}
 
 def register_role(new: Role) -> Role:
     """Make a role available by name (``role(name)``, ``--model NAME=SPEC``); it wins over role files."""
+    if not isinstance(new, Role):
+        raise argument_error("register_role", "the role", "a moot Role, e.g. custom_role('name', 'persona')", new)
     if not _NAME.match(new.name):
         raise ConfigError(f"bad role name {new.name!r}; use lowercase letters, digits and '_'")
     if (BUILT_IN / "roles" / f"{new.name}.yaml").is_file():
@@ -33,6 +36,7 @@ def register_role(new: Role) -> Role:
 
 def role(name: str) -> Role:
     """Look a role up by name, naming the known ones when it is not there."""
+    checked_text(name, "role", "the role's name")
     if name in _ROLES:
         return _ROLES[name]
     found = entries("roles").get(name)
@@ -62,6 +66,7 @@ def built_in_role(name: str) -> Role:
 
 def custom_role(name: str, persona: str, *, description: str = "", output_type: type[BaseModel] | None = None) -> Role:
     """A user-defined role from a name and a persona prompt, registered for lookup by name."""
+    checked_output_type(output_type, "custom_role")
     return register_role(persona_role(name, description, persona, output_type))
 
 

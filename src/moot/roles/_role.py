@@ -22,10 +22,11 @@ from pydantic import BaseModel
 
 from moot.errors import ConfigError
 from moot.models import ModelSpec
+from moot.roles._arguments import argument_error, checked_text
 from moot.roles._position import Position
 from moot.roles._prompts import render_prompt
 
-__all__ = ["Role", "expert_role", "import_output_type", "persona_role"]
+__all__ = ["Role", "checked_output_type", "expert_role", "import_output_type", "persona_role"]
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,29 @@ class Role:
     model: ModelSpec | None = None
     """The role's own default model layer (``@0.9`` for a contrarian); a scenario's and the user's win over it."""
 
+    def __post_init__(self) -> None:
+        """Refuse a field of the wrong kind here, not in the first turn that reads it."""
+        checked_text(self.name, "Role", "name")
+        checked_text(self.description, "Role", "description", empty=True)
+        checked_text(self.system_prompt, "Role", "system_prompt")
+        checked_text(self.persona, "Role", "persona", empty=True)
+        checked_output_type(self.output_type, "Role")
+        if self.model is not None and not isinstance(self.model, ModelSpec):
+            raise argument_error("Role", "model", "None or a ModelSpec, e.g. ModelSpec.parse('@0.9')", self.model)
+
     @property
     def output_type_path(self) -> str | None:
         """Import path of the output schema, so a role round-trips through JSON config."""
         if self.output_type is None:
             return None
         return f"{self.output_type.__module__}:{self.output_type.__qualname__}"
+
+
+def checked_output_type(output_type: object, where: str) -> type[BaseModel] | None:
+    """None (the role answers in text) or a pydantic model class (the schema of its answer)."""
+    if output_type is not None and not (isinstance(output_type, type) and issubclass(output_type, BaseModel)):
+        raise argument_error(where, "output_type", "None or a pydantic model class, e.g. moot.Critique", output_type)
+    return output_type
 
 
 def persona_role(
@@ -57,6 +75,7 @@ def persona_role(
     model: ModelSpec | None = None,
 ) -> Role:
     """A role whose persona is its whole system prompt (generator, critic, arbiter, ...)."""
+    _check_making(name, description, persona, "custom_role")
     if not persona.strip():
         raise ConfigError(f"role {name!r} needs a non-empty persona prompt")
     return Role(name, description or f"{name} (custom role)", persona.strip(), output_type, model=model)
@@ -64,10 +83,18 @@ def persona_role(
 
 def expert_role(name: str, description: str, persona: str, model: ModelSpec | None = None) -> Role:
     """A debate expert: the shared debate rules as system prompt, answering with a Position, and its persona."""
+    _check_making(name, description, persona, "expert")
     if not persona.strip():
         raise ConfigError(f"expert {name!r} needs a non-empty persona prompt")
     rules = render_prompt("expert_rules")
     return Role(name, description or f"{name} (expert)", rules, Position, persona=persona.strip(), model=model)
+
+
+def _check_making(name: object, description: object, persona: object, where: str) -> None:
+    """The arguments a role is made from, before any of them is read as text."""
+    checked_text(name, where, "name")
+    checked_text(persona, where, "persona")
+    checked_text(description, where, "description", empty=True)
 
 
 def import_output_type(path: str) -> type[BaseModel]:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from moot.boundary import terminal_safe, text_of
 from moot.errors import ConfigError, ToolFaultError
+from moot.roles._arguments import argument_error, checked_count, checked_number, checked_strings
 from moot.roles._critique import Critique
 from moot.sandbox import (
     AmbiguousDraft,
@@ -96,15 +97,27 @@ class TestCritic(BaseChatAgent, Component[TestCriticConfig]):
         description: str = DESCRIPTION,
         entry_points: Sequence[str] = (),
     ) -> None:
+        if runner is not None and not callable(runner):
+            raise argument_error(
+                "TestCritic", "runner", "None or a function that runs tests (moot.sandbox.run_tests)", runner
+            )
+        if limits is not None and not isinstance(limits, SandboxLimits):
+            raise argument_error("TestCritic", "limits", "None or a moot.sandbox.SandboxLimits", limits)
+        if not isinstance(name, str) or not name.isidentifier():
+            raise argument_error("TestCritic", "name", "a Python identifier, e.g. 'test_critic'", name)
         try:
             self.config = TestCriticConfig(
                 name=name,
                 description=description,
-                tests=validate_tests(tests),
+                tests=validate_tests(
+                    checked_strings(tests, "TestCritic", "tests", example="['assert add(1, 2) == 3']")
+                ),
                 limits=limits or SandboxLimits(),
-                tool_retries=tool_retries,
-                retry_backoff_seconds=retry_backoff_seconds,
-                entry_points=list(entry_points),
+                tool_retries=checked_count(tool_retries, "TestCritic", "tool_retries", 0, 10),
+                retry_backoff_seconds=checked_number(
+                    retry_backoff_seconds, "TestCritic", "retry_backoff_seconds", 0, 60
+                ),
+                entry_points=checked_strings(entry_points, "TestCritic", "entry_points", example="['add']"),
             )
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

@@ -36,8 +36,18 @@ from pydantic import BaseModel
 
 from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote, same_behaviour
 from moot.conditions import Consensus, MaxRounds, TokenBudget
+from moot.errors import ConfigError
 from moot.messages import RoundCompleted
-from moot.roles import RoleAgent, render_prompt
+from moot.roles import (
+    RoleAgent,
+    answer_name,
+    argument_error,
+    checked_agents,
+    checked_optional_text,
+    checked_strings,
+    checked_text,
+    render_prompt,
+)
 from moot.sandbox import SandboxLimits, SandboxRunner, extract_code, run_tests, validate_tests, without_scaffolding
 from moot.teams._base import Message, MootTeam, checked_experts, loaded_stop
 from moot.teams._code_debate_records import (
@@ -71,6 +81,19 @@ class CodeDebateConfig(BaseModel):
     probe_calls: list[str] = []
     stop: ComponentModel | None = None
     limits: SandboxLimits = TEST_LIMITS
+
+
+def _checked_writers(experts: object) -> list[ChatAgent]:
+    """Agents that answer in free text with a program, or a one-line ConfigError: a structured answer (a
+    Critique, a Position) holds no program to run."""
+    agents = checked_agents(experts, "CodeDebate", "experts", "an expert")
+    for agent in agents:
+        if isinstance(agent, RoleAgent) and agent.role.output_type is not None:
+            raise ConfigError(
+                f"CodeDebate: expert {agent.name!r} answers with {answer_name(agent)}; a code debate's experts answer "
+                "in free text with a program (a RoleAgent on a text role, e.g. role('generator'))"
+            )
+    return agents
 
 
 class CodeDebate(MootTeam, Component[CodeDebateConfig]):
@@ -107,12 +130,26 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         description: str = "Experts propose programs, see each other's test results, fix while none passes "
         "every visible test; the evidence picks the program.",
     ) -> None:
-        super().__init__(name, description, stop if stop is not None else default_code_debate_stop())
-        self.experts = checked_experts(experts, "code debate", most=len(string.ascii_uppercase))
-        self.tests = validate_tests(tests)
-        self.stub, self.entry_point, self.probe_calls = stub, entry_point, list(probe_calls)
+        where = "CodeDebate"
+        writers = _checked_writers(experts)
+        self.experts = checked_experts(writers, "code debate", most=len(string.ascii_uppercase))
+        self.tests = validate_tests(checked_strings(tests, where, "tests", example="['assert add(1, 2) == 3']"))
+        self.stub = checked_text(stub, where, "stub", empty=True)
+        self.entry_point = checked_optional_text(entry_point, where, "entry_point")
+        if self.entry_point is not None and not self.entry_point.isidentifier():
+            raise argument_error(where, "entry_point", "None or the tested function's name, e.g. 'add'", entry_point)
+        self.probe_calls = checked_strings(probe_calls, where, "probe_calls", example="['add(1, 2)']")
+        if limits is not None and not isinstance(limits, SandboxLimits):
+            raise argument_error(where, "limits", "None or a moot.sandbox.SandboxLimits", limits)
         self.limits = limits or TEST_LIMITS
+        if runner is not None and not callable(runner):
+            raise argument_error(where, "runner", "None or a function that runs tests (moot.sandbox.run_tests)", runner)
         self.runner: SandboxRunner = runner or run_tests
+        super().__init__(
+            checked_text(name, where, "name"),
+            checked_text(description, where, "description", empty=True),
+            stop if stop is not None else default_code_debate_stop(),
+        )
         self.letters = {e.name: string.ascii_uppercase[i] for i, e in enumerate(self.experts)}
 
     # ------------------------------------------------------------------ turns

@@ -43,6 +43,8 @@ from moot.arbiters import (
     RoundsVote,
     Verdict,
     WeightedVote,
+    known_arbiters,
+    load_arbiter,
     normalise_answer,
 )
 from moot.conditions import Consensus, MaxRounds, TokenBudget
@@ -53,8 +55,17 @@ from moot.roles import (
     Position,
     Rebuttal,
     RoleAgent,
+    answer_name,
+    answers_with,
+    argument_error,
+    checked_mapping,
+    checked_pattern,
+    checked_strings,
+    checked_text,
+    citing,
     claims_of,
     render_prompt,
+    shown,
     with_options,
     with_pattern,
     without_answer,
@@ -93,6 +104,8 @@ def checked_options(options: Sequence[str]) -> tuple[str, ...]:
         raise ConfigError(
             f"options must be a sequence of answers, e.g. options=('split', 'keep'), not the string {options!r}"
         )
+    if not isinstance(options, Iterable) or isinstance(options, Mapping):
+        raise argument_error("Debate", "options", "a sequence of answers, e.g. ('split', 'keep')", options)
     chosen = tuple(options)
     bad = next((o for o in chosen if not isinstance(o, str) or not o.strip()), None)
     if bad is not None:
@@ -112,6 +125,10 @@ def _check_named(field: str, given: Iterable[str], experts: Sequence[RoleAgent])
 
 def _checked_openings(openings: Mapping[str, Position], experts: Sequence[RoleAgent]) -> dict[str, Position]:
     """Given openings keyed by expert name, or ConfigError naming the experts that exist."""
+    checked_mapping(openings, "Debate", "openings", "a mapping of expert name to Position, e.g. {'ops': Position(...)}")
+    stray = next((p for p in openings.values() if not isinstance(p, Position)), None)
+    if stray is not None:
+        raise argument_error("Debate", "openings", "a mapping of expert name to moot.Position", stray)
     _check_named("openings", openings, experts)
     if len(openings) == len(experts):
         raise ConfigError("openings: at least one expert must open on its own (given openings are not a debate)")
@@ -120,6 +137,7 @@ def _checked_openings(openings: Mapping[str, Position], experts: Sequence[RoleAg
 
 def _checked_held(held: Sequence[str], openings: Mapping[str, Position]) -> tuple[str, ...]:
     """Experts whose given opening stands in every round, or ConfigError naming the ones that may hold."""
+    held = checked_strings(held, "Debate", "held", example="held=['ops']")
     stray = next((n for n in held if n not in openings), None)
     if stray is not None:
         valid = ", ".join(openings) or "none (no opening is given)"
@@ -129,13 +147,68 @@ def _checked_held(held: Sequence[str], openings: Mapping[str, Position]) -> tupl
 
 def _checked_rebutting(rebutting: Sequence[RoleAgent], experts: Sequence[RoleAgent]) -> dict[str, RoleAgent]:
     """Agents that speak for experts after round 1, by the expert's name, or ConfigError naming the experts."""
-    _check_named("rebutting", (a.name for a in rebutting), experts)
+    agents = _agents_in(rebutting, "rebutting")
+    _check_named("rebutting", (a.name for a in agents), experts)
+    rebutting = _answering_positions(agents, "rebutting")
     by_name: dict[str, RoleAgent] = {}
     for agent in rebutting:
         if agent.name in by_name:
             raise ConfigError(f"rebutting: two agents speak for {agent.name!r}; give at most one per expert")
         by_name[agent.name] = agent
     return by_name
+
+
+def _agents_in(experts: object, argument: str) -> list[ChatAgent]:
+    """A sequence of agents (a lone agent, a string or a mapping is refused), or a one-line ConfigError."""
+    if isinstance(experts, str | bytes | Mapping) or not isinstance(experts, Iterable):
+        raise argument_error("Debate", argument, "a list of RoleAgents on expert roles, e.g. [architect, ops]", experts)
+    agents = list(experts)
+    stray = next((a for a in agents if not isinstance(a, ChatAgent)), None)
+    if stray is not None:
+        raise ConfigError(f"Debate: {argument} must hold RoleAgents on expert roles, got {shown(stray)} among them")
+    return agents
+
+
+def _answering_positions(agents: list[ChatAgent], argument: str) -> list[RoleAgent]:
+    """The agents, if each is a RoleAgent that answers with a Position: a debate asks every expert for an Opening,
+    then Rebuttals, and reads their answers and arguments; else a one-line ConfigError."""
+    for agent in agents:
+        if not isinstance(agent, RoleAgent) or not answers_with(agent, Position):
+            raise ConfigError(
+                f"Debate: {argument}: {agent.name!r} answers with {answer_name(agent)}; an expert must be a RoleAgent "
+                "on a role that answers with a Position (an expert role, e.g. role('architect') or moot.expert(...))"
+            )
+    return agents  # type: ignore[return-value]
+
+
+def checked_arbiter(arbiter: object, experts: Sequence[RoleAgent]) -> RoleAgent | Arbiter:
+    """The debate's arbiter: an LLM agent that answers with a Verdict, an Arbiter instance, or a known arbiter's
+    name (a vote, or a model arbiter's role put on the first expert's model); else a one-line ConfigError."""
+    known = ", ".join(known_arbiters())
+    if isinstance(arbiter, str):
+        try:
+            spec = load_arbiter(arbiter)
+        except ConfigError:
+            raise ConfigError(f"Debate: arbiter {arbiter!r} is no known arbiter; known arbiters: {known}") from None
+        if spec.role is None:
+            return spec.vote()
+        return RoleAgent(spec.role, experts[0].model_source)
+    if isinstance(arbiter, type):
+        raise ConfigError(f"Debate: arbiter must be an instance, e.g. {arbiter.__name__}(), not {shown(arbiter)}")
+    if isinstance(arbiter, RoleAgent):
+        if not answers_with(arbiter, Verdict):
+            raise ConfigError(
+                f"Debate: arbiter {arbiter.name!r} answers with {answer_name(arbiter)}; an LLM arbiter must answer "
+                f"with a Verdict (RoleAgent(role('arbiter'), model)), or give an Arbiter such as MajorityVote(), "
+                f"or a known arbiter's name: {known}"
+            )
+        if arbiter.name in {e.name for e in experts}:
+            raise ConfigError(f"Debate: the arbiter is named {arbiter.name!r} like an expert; give it its own name")
+        return arbiter
+    if isinstance(arbiter, Arbiter) and not isinstance(arbiter, ChatAgent):
+        return arbiter
+    valid = f"a RoleAgent on the arbiter role, an Arbiter such as MajorityVote(), or a known arbiter's name ({known})"
+    raise argument_error("Debate", "arbiter", valid, arbiter)
 
 
 class Debate(MootTeam, Component[DebateConfig]):
@@ -181,18 +254,26 @@ class Debate(MootTeam, Component[DebateConfig]):
         name: str = "debate",
         description: str = "Experts debate in rounds; an arbiter rules.",
     ) -> None:
-        super().__init__(name, description, stop if stop is not None else default_debate_stop())
-        self.experts = checked_experts(experts, "debate")
-        self.arbiter = arbiter
+        self.experts: list[RoleAgent] = checked_experts(
+            _answering_positions(_agents_in(experts, "experts"), "experts"), "debate"
+        )  # type: ignore[assignment]
+        self.arbiter = checked_arbiter(arbiter, self.experts)
         self.options = checked_options(options)
-        self.answer_pattern = answer_pattern
+        self.answer_pattern = checked_pattern(answer_pattern, "Debate", "answer_pattern")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise argument_error("Debate", "seed", "a whole number, e.g. 0 or 7", seed)
         self.seed = seed
-        self.openings = _checked_openings(openings or {}, self.experts)
+        self.openings = _checked_openings({} if openings is None else openings, self.experts)
         self.held = _checked_held(held, self.openings)
         if peer_answers not in ("shown", "hidden"):
             raise ConfigError(f"peer_answers: {peer_answers!r} is not a view; valid: shown, hidden")
         self.peer_answers = peer_answers
         self.rebutting = _checked_rebutting(rebutting, self.experts)
+        super().__init__(
+            checked_text(name, "Debate", "name"),
+            checked_text(description, "Debate", "description", empty=True),
+            stop if stop is not None else default_debate_stop(),
+        )
 
     # ------------------------------------------------------------------ turns
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
@@ -320,7 +401,8 @@ class Debate(MootTeam, Component[DebateConfig]):
         if not isinstance(self.arbiter, RoleAgent):
             return self._verdict_message(await self.arbiter.rule(task, shown), self.arbiter.name, None), []
         prompt = render_prompt("turns/arbiter_rule", task=task, positions=shown, options=self.options)
-        schema = self._answering(Verdict, "decision")
+        # The ruling must say whose argument decided it: a one-word rationale is fed back as malformed.
+        schema = citing(self._answering(Verdict, "decision"), tuple(e.name for e in self.experts))
         try:
             message = await self._ask(self.arbiter, prompt, token, schema)
         except (MalformedOutputError, TransientModelError) as exc:

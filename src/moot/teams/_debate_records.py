@@ -80,6 +80,22 @@ class DebateMetrics(BaseModel):
     tokens_per_round: list[int] = []
     parse_failures: int
 
+    @property
+    def answer_changes(self) -> int:
+        """Every change of answer an expert made, adopted or not: ``argued_flips + unargued_flips``."""
+        return self.argued_flips + self.unargued_flips
+
+    def changes_summary(self) -> str:
+        """The answer changes in words whose parts add up: each change was argued (and adopted) or unargued (and
+        not adopted), and those to an answer no other expert held are a part of either, not a third kind."""
+        total = self.answer_changes
+        text = (
+            f"answer changes {total} (argued, adopted {self.argued_flips}; unargued, not adopted {self.unargued_flips})"
+        )
+        if total:
+            text += f", {self.flips_to_unheld_answer} of the {total} to an answer no other expert held"
+        return text
+
 
 def debate_metrics(
     rounds: list[DebateRound], verdict: Verdict | None, parse_failures: int, *, experts: int

@@ -28,14 +28,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import IO, Any, Literal, Protocol, runtime_checkable
 
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from moot.errors import ConfigError
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
+from moot.roles import argument_error, checked_text, one_line_validation
 from moot.tracing import traced
 
 __all__ = [
@@ -66,6 +67,13 @@ class Feedback(BaseModel):
     """For ``reject``: what to change (shown to the agents). For ``stop``: why."""
     by: str = "human"
 
+    def __init__(self, **data: Any) -> None:
+        """A bad field is refused in one line naming it, not with pydantic's many-line report."""
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise one_line_validation("Feedback", exc) from None
+
     @classmethod
     def approve(cls, comment: str = "") -> Feedback:
         return cls(action="approve", comment=comment)
@@ -93,8 +101,10 @@ class CallbackFeedback:
     """Feedback from code: ``fn(request)`` returns or awaits a :class:`Feedback`."""
 
     def __init__(self, fn: FeedbackCallback, *, name: str = "callback") -> None:
+        if not callable(fn):
+            raise argument_error("CallbackFeedback", "fn", "a function of the request that returns a Feedback", fn)
         self.fn = fn
-        self.name = name
+        self.name = checked_text(name, "CallbackFeedback", "name")
 
     async def __call__(self, request: HumanFeedbackRequested) -> Feedback:
         answer = self.fn(request)
@@ -151,6 +161,12 @@ class AnswerOnce:
     later requests to ``then`` (None: a later pause suspends the run again)."""
 
     def __init__(self, human: HumanInTheLoop, feedback: Feedback, then: HumanFeedback | None = None) -> None:
+        if not isinstance(human, HumanInTheLoop):
+            raise argument_error("AnswerOnce", "human", "the team's HumanInTheLoop (team.human)", human)
+        if not isinstance(feedback, Feedback):
+            raise argument_error("AnswerOnce", "feedback", "a Feedback, e.g. Feedback.approve()", feedback)
+        if then is not None and not callable(then):
+            raise argument_error("AnswerOnce", "then", "None or a feedback source (a function of the request)", then)
         self.human, self.given, self.then = human, feedback, then
 
     async def __call__(self, request: HumanFeedbackRequested) -> Feedback:
@@ -161,8 +177,10 @@ class AnswerOnce:
 class HumanInTheLoop:
     """Which points a team pauses at, and who answers (None: the run suspends there)."""
 
-    def __init__(self, points: Iterable[str] = (), feedback: HumanFeedback | FeedbackCallback | None = None) -> None:
-        chosen = frozenset(points)
+    def __init__(
+        self, points: Iterable[str] | str = (), feedback: HumanFeedback | FeedbackCallback | None = None
+    ) -> None:
+        chosen = _points(points)
         unknown = sorted(chosen - set(POINTS))
         if unknown:
             raise ConfigError(f"unknown feedback point(s) {', '.join(unknown)}; known points: {', '.join(POINTS)}")
@@ -176,6 +194,9 @@ class HumanInTheLoop:
 
     @feedback.setter
     def feedback(self, source: HumanFeedback | FeedbackCallback | None) -> None:
+        if source is not None and not callable(source):
+            valid = "None, a function of the request that returns a Feedback, or a source such as ConsoleFeedback()"
+            raise argument_error("HumanInTheLoop", "feedback", valid, source)
         wrapped = source is None or isinstance(source, (CallbackFeedback, ConsoleFeedback, AnswerOnce))
         self._feedback: HumanFeedback | None = source if wrapped else CallbackFeedback(source)  # type: ignore[assignment,arg-type]
 
@@ -189,6 +210,21 @@ class HumanInTheLoop:
             if span is not None:
                 span.output = f"{feedback.action}: {feedback.comment}"
             return feedback
+
+
+def _points(points: object) -> frozenset[str]:
+    """The feedback points: one point's name, or several; a string is one point, not its letters."""
+    if isinstance(points, str):
+        return frozenset([points])
+    if not isinstance(points, Iterable) or isinstance(points, Mapping):
+        raise argument_error(
+            "HumanInTheLoop", "points", f"feedback points, e.g. ['round', 'final'] ({', '.join(POINTS)})", points
+        )
+    chosen = list(points)
+    stray = next((p for p in chosen if not isinstance(p, str)), None)
+    if stray is not None:
+        raise argument_error("HumanInTheLoop", "points", f"names of feedback points ({', '.join(POINTS)})", stray)
+    return frozenset(chosen)
 
 
 # ------------------------------------------------------------------ what the loop needs

@@ -25,7 +25,7 @@ twice in a row stops the run).
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Self
 
 from autogen_agentchat.base import ChatAgent, TerminationCondition
@@ -36,7 +36,20 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from moot.conditions import MaxSteps, NoProgress, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError
 from moot.messages import HumanFeedbackGiven, RoundCompleted, StepFinished, ToolExecuted
-from moot.roles import Plan, StepResult, ToolCall, parse_structured, plan_type, render_prompt, tool_call_type
+from moot.roles import (
+    Plan,
+    StepResult,
+    ToolCall,
+    argument_error,
+    checked_agent,
+    checked_count,
+    checked_text,
+    distinct_names,
+    parse_structured,
+    plan_type,
+    render_prompt,
+    tool_call_type,
+)
 from moot.teams._base import Message, MootTeam, loaded_stop
 from moot.teams._plan_records import (
     PlannedStep,
@@ -80,6 +93,26 @@ class PlannerExecutorConfig(BaseModel):
     max_replans: int = 3
 
 
+def _checked_tools(tools: object) -> list[Tool | Callable[..., Any]]:
+    """At least one tool (a Tool or a plain function), or a one-line ConfigError."""
+    example = "e.g. tools=moot.tools.builtin_tools('work')"
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Iterable):
+        raise argument_error("PlannerExecutor", "tools", f"a list of Tools or functions, {example}", tools)
+    given = list(tools)
+    if not given:
+        raise ConfigError(f"PlannerExecutor needs at least one tool, {example}")
+    stray = next((t for t in given if not isinstance(t, Tool) and not callable(t)), None)
+    if stray is not None:
+        raise argument_error("PlannerExecutor", "tools", f"Tools or functions, {example}", stray)
+    return given
+
+
+def _checked_policy(policy: object) -> PermissionPolicy | None:
+    if policy is not None and not isinstance(policy, PermissionPolicy):
+        raise argument_error("PlannerExecutor", "policy", "None or a moot.PermissionPolicy", policy)
+    return policy
+
+
 class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
     """Planner + executor + tools behind a permission policy (see the module docstring).
 
@@ -109,15 +142,17 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         name: str = "planner_executor",
         description: str = "A planner plans in checked steps; an executor performs each with one tool call.",
     ) -> None:
-        super().__init__(name, description, stop if stop is not None else default_planner_executor_stop())
-        if not tools:
-            raise ConfigError("PlannerExecutor needs at least one tool, e.g. tools=moot.tools.builtin_tools('work')")
-        if max_replans < 0:
-            raise ConfigError(f"max_replans must be 0 or more, got {max_replans}")
-        self.planner = planner
-        self.executor = executor
-        self.toolbox = ToolBox(tools, policy)
-        self.max_replans = max_replans
+        where = "PlannerExecutor"
+        self.planner = checked_agent(planner, where, "planner (the first argument)", "the planning agent")
+        self.executor = checked_agent(executor, where, "executor (the second argument)", "the executing agent")
+        distinct_names([self.planner, self.executor], where)
+        self.toolbox = ToolBox(_checked_tools(tools), _checked_policy(policy))
+        self.max_replans = checked_count(max_replans, where, "max_replans")
+        super().__init__(
+            checked_text(name, where, "name"),
+            checked_text(description, where, "description", empty=True),
+            stop if stop is not None else default_planner_executor_stop(),
+        )
         known = list(self.toolbox.tools.values())  # plain functions already made into tools
         self._call_type = tool_call_type(tuple((t.name, t.args) for t in known))
         self._plan_type = plan_type(tuple(t.name for t in known))

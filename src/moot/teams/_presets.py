@@ -37,7 +37,16 @@ from moot.catalog import CatalogFile, Document, entries, find_entry, read_docume
 from moot.conditions import CONDITIONS, dead_conditions, parse_stop, reported
 from moot.errors import ConfigError
 from moot.models import ModelSpec, Script
-from moot.roles import ModelsFor, RoleAgent, role, role_models
+from moot.roles import (
+    ModelsFor,
+    RoleAgent,
+    argument_error,
+    checked_optional_text,
+    checked_strings,
+    checked_text,
+    role,
+    role_models,
+)
 from moot.teams._base import MootTeam
 from moot.teams._topologies import TOPOLOGIES, TeamParts, Topology
 
@@ -85,6 +94,12 @@ class TeamPreset:
 
     def with_parts(self, roles: Sequence[str] | None = None, arbiter: str | None = None) -> TeamPreset:
         """This preset with other participants or another arbiter (``moot run --roles --arbiter``)."""
+        roles = (
+            None
+            if roles is None
+            else checked_strings(roles, "TeamPreset.with_parts", "roles", example="['architect', 'ops']")
+        )
+        arbiter = checked_optional_text(arbiter, "TeamPreset.with_parts", "arbiter")
         chosen = replace(
             self,
             roles=tuple(roles) if roles else self.roles,
@@ -95,6 +110,8 @@ class TeamPreset:
 
     def with_options(self, options: Mapping[str, Any]) -> TeamPreset:
         """This preset with some of its topology's options changed (a YAML scenario's ``options``)."""
+        if not isinstance(options, Mapping):
+            raise argument_error("TeamPreset.with_options", "options", "a mapping of option name to value", options)
         if not options:
             return self
         model = type(self.options)
@@ -167,6 +184,9 @@ def _check(preset: TeamPreset) -> None:
 
 def load_preset(name_or_path: str) -> TeamPreset:
     """A team preset by name (project first, then built-in) or by path to a ``.yaml`` file."""
+    if isinstance(name_or_path, Path):
+        name_or_path = str(name_or_path)
+    checked_text(name_or_path, "load_preset", "name_or_path (a preset's name or a .yaml file's path)")
     path = Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
         path = find_entry("teams", name_or_path).path

@@ -20,8 +20,19 @@ from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
 from moot.conditions import default_stop
+from moot.errors import ConfigError
 from moot.messages import DRAFT, RoundCompleted, messages_by_round
-from moot.roles import Critique, render_prompt
+from moot.roles import (
+    Critique,
+    answer_name,
+    answers_with,
+    checked_agent,
+    checked_agents,
+    checked_choice,
+    checked_text,
+    distinct_names,
+    render_prompt,
+)
 from moot.teams._base import Message, MootTeam, loaded_stop
 from moot.teams._records import MootResult, Usage, add_usage, fingerprint, total_usage
 
@@ -138,12 +149,13 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         name: str = "reflection",
         description: str = "Generate, critique, revise until good enough.",
     ) -> None:
-        super().__init__(name, description, stop if stop is not None else default_stop())
-        self.revision = revision
-        self.generator = generator
-        self.critics = [critic] if isinstance(critic, ChatAgent) else list(critic)
-        if not self.critics:
-            raise ValueError("Reflection needs at least one critic")
+        self.generator, self.critics = _checked_agents(generator, critic)
+        self.revision = checked_choice(revision, "Reflection", "revision", ("continue", "fresh"))
+        super().__init__(
+            checked_text(name, "Reflection", "name"),
+            checked_text(description, "Reflection", "description", empty=True),
+            stop if stop is not None else default_stop(),
+        )
 
     # ------------------------------------------------------------------ turns
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
@@ -249,6 +261,26 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
             name=config.name,
             description=config.description,
         )
+
+
+def _checked_agents(generator: object, critic: object) -> tuple[ChatAgent, list[ChatAgent]]:
+    """The generator and the critics, or a one-line ConfigError: a critic must answer with a Critique (the
+    loop reads its score and issues), the generator with the draft, and every agent needs its own name."""
+    writer = checked_agent(generator, "Reflection", "generator (the first argument)", "the agent that writes drafts")
+    critics = checked_agents(critic, "Reflection", "critic (the second argument)", "a critic")
+    for agent in critics:
+        if not answers_with(agent, Critique):
+            raise ConfigError(
+                f"Reflection: critic {agent.name!r} answers with {answer_name(agent)}; a critic must answer with a "
+                "Critique: a RoleAgent on the critic role (role('critic')) or a TestCritic"
+            )
+    if answers_with(writer, Critique):
+        raise ConfigError(
+            f"Reflection: generator {writer.name!r} answers with a Critique; the generator writes the draft "
+            "(e.g. RoleAgent(role('generator'), model)) and the critics review it"
+        )
+    distinct_names([writer, *critics], "Reflection")
+    return writer, critics
 
 
 def _as_critique(agent: str, message: BaseChatMessage) -> Critique:
