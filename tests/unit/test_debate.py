@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from moot.arbiters import MajorityVote, Verdict, normalise_answer
+from moot.arbiters import ExpertAssessment, MajorityVote, Verdict, normalise_answer
 from moot.conditions import Consensus, MaxRounds, NoProgress, TokenBudget
 from moot.errors import ConfigError
 from moot.models import ModelSpec
-from moot.roles import NUMBER, Opening, Position, RoleAgent, role
+from moot.roles import NUMBER, Opening, Position, RoleAgent, names_an_expert, role
 from moot.scenario import load_scenario, parse_model_options
 from moot.teams import Debate, DebateMetrics
 from moot.testing import ScriptedModel, count_words
@@ -286,6 +286,19 @@ async def test_metrics_of_a_debate_with_known_flips(decision, matches):
         parse_failures=1,
     )
     assert all(tokens > 0 for tokens in result.metrics.tokens_per_round)
+    # Every change is argued (adopted) or unargued (not adopted): the parts add up to the total; a change to an
+    # answer no other expert held is one of them, not a third kind.
+    metrics = result.metrics
+    assert metrics.answer_changes == metrics.argued_flips + metrics.unargued_flips == 3
+    assert sum(len(rounds) for rounds in metrics.flips.values()) == metrics.argued_flips  # flips: the adopted ones
+    assert metrics.changes_summary() == (
+        "answer changes 3 (argued, adopted 1; unargued, not adopted 2), 1 of the 3 to an answer no other expert held"
+    )
+
+
+def test_the_changes_summary_of_a_debate_without_changes_names_no_part():
+    metrics = DebateMetrics(first_round_diversity=1, flips={}, agreement_per_round=[1.0], parse_failures=0)
+    assert metrics.changes_summary() == "answer changes 0 (argued, adopted 0; unargued, not adopted 0)"
 
 
 # ------------------------------------------------------------ arbiters
@@ -348,6 +361,54 @@ async def test_a_later_good_ruling_clears_an_earlier_fallback():
     assert (result.partial, result.verdict_by, result.answer) == (False, "arbiter", "split")
     assert result.stop_reason == "max rounds: 1 of 1 rounds done (2 in all)"
     assert result.metrics.parse_failures == 2  # the earlier failures still count
+
+
+# ------------------------------------------------------------ the verdict says whose argument decided it
+def ruling(rationale: str, decision: str = "keep") -> Verdict:
+    return Verdict(
+        rationale=rationale,
+        assessments=[ExpertAssessment(expert="ops", assessment="strongest case")],
+        decision=decision,
+        confidence=0.8,
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "feedback"),
+    [
+        ("split", "is not a reason: say which expert's argument decided the ruling"),
+        ("keep is cheaper overall", "the rationale names no expert"),
+    ],
+)
+async def test_a_rationale_that_names_no_deciding_argument_is_fed_back_and_asked_again(first, feedback):
+    model = fallback_script([ruling(first), ruling("Ops argued best: keeping costs nothing this quarter")])
+    with model:
+        result = await make_debate(model, MaxRounds(1)).run(task=TASK)
+    calls = model.calls("arbiter")
+    assert len(calls) == 2
+    assert feedback in calls[1].prompt_text
+    assert (result.partial, result.verdict_by, result.answer) == (False, "arbiter", "keep")
+    assert result.verdict.rationale.startswith("Ops argued best")
+    assert result.metrics.parse_failures == 1
+
+
+async def test_an_arbiter_that_never_says_whose_argument_decided_falls_back_to_a_majority_vote():
+    model = fallback_script([ruling("split")] * 2)
+    with model:
+        result = await make_debate(model, MaxRounds(1), retries=1).run(task=TASK)
+    assert (result.partial, result.verdict_by, result.answer) == (True, "majority_vote", "keep")
+    assert "the rationale 'split' is not a reason" in result.stop_reason
+
+
+def test_a_stored_verdict_with_a_short_rationale_still_loads():
+    """Only a debate's request holds the arbiter to a reason; verdicts recorded before the check still read."""
+    assert Verdict.model_validate(ruling("split").model_dump()).rationale == "split"
+
+
+def test_an_expert_is_named_as_a_word_in_any_case_and_a_numbered_one_with_a_space():
+    assert names_an_expert("OPS had the better case", ["ops"])
+    assert names_an_expert("expert 2 showed the cost", ["expert_2"])
+    assert not names_an_expert("the props were weak", ["ops"])
 
 
 # ------------------------------------------------------------ rebuttals and options
