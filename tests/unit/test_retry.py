@@ -391,3 +391,109 @@ def test_the_per_call_deadline_is_a_spec_option_with_a_network_default():
     assert ModelSpec.parse("openai:gpt-4o-mini").effective_timeout == NETWORK_TIMEOUT
     assert ModelSpec.parse("local").effective_timeout is None
     assert str(ModelSpec.parse("openai:gpt-4o-mini?timeout=5")) == "openai:gpt-4o-mini?timeout=5.0"
+
+
+# ------------------------------------------------------- any SDK's exceptions
+def sdk_error(module: str, name: str, *bases: type[BaseException], **attributes: object) -> BaseException:
+    """An exception shaped like one another SDK raises: its class name, module and attributes, without the SDK."""
+    kind = type(name, bases or (Exception,), {"__module__": module})
+    fault = kind(f"{name} from {module}")
+    for key, value in attributes.items():
+        setattr(fault, key, value)
+    return fault
+
+
+class _Response:
+    def __init__(self, status: int, headers: dict[str, str] | None = None) -> None:
+        self.status_code, self.headers = status, headers or {}
+
+
+ANY_SDK_TRANSIENT = [
+    pytest.param(sdk_error("anthropic", "RateLimitError", status_code=429), "rate_limit", id="anthropic-429"),
+    pytest.param(sdk_error("anthropic", "OverloadedError", status_code=529), "server_error", id="anthropic-529"),
+    pytest.param(sdk_error("anthropic", "InternalServerError", response=_Response(500)), "server_error",
+                 id="anthropic-500-on-response"),
+    pytest.param(sdk_error("anthropic", "APITimeoutError"), "timeout", id="anthropic-timeout"),
+    pytest.param(sdk_error("anthropic", "APIConnectionError"), "connection", id="anthropic-connection"),
+    pytest.param(sdk_error("ollama", "ResponseError", status_code=503), "server_error", id="ollama-503"),
+    pytest.param(sdk_error("ollama", "ResponseError", status_code=429), "rate_limit", id="ollama-429"),
+    pytest.param(sdk_error("google.api_core.exceptions", "ServiceUnavailable", code=503), "server_error",
+                 id="google-503"),
+    pytest.param(sdk_error("google.api_core.exceptions", "ResourceExhausted"), "rate_limit", id="google-exhausted"),
+    pytest.param(sdk_error("google.api_core.exceptions", "DeadlineExceeded"), "timeout", id="google-deadline"),
+    pytest.param(sdk_error("google.genai.errors", "ServerError", code=500), "server_error", id="genai-500"),
+    pytest.param(sdk_error("aiohttp", "ClientResponseError", status=502), "server_error", id="aiohttp-502"),
+    pytest.param(sdk_error("aiohttp", "ServerDisconnectedError"), "connection", id="aiohttp-disconnected"),
+    pytest.param(sdk_error("azure.core.exceptions", "ServiceRequestError"), "connection", id="azure-request"),
+    pytest.param(sdk_error("azure.core.exceptions", "HttpResponseError", status_code=503), "server_error",
+                 id="azure-503"),
+    pytest.param(sdk_error("mistralai", "SDKError", status_code=429), "rate_limit", id="mistral-429"),
+    pytest.param(asyncio.TimeoutError(), "timeout", id="asyncio-timeout-error"),
+    pytest.param(OSError(111, "Connection refused"), "connection", id="oserror-refused"),
+    pytest.param(BrokenPipeError(32, "Broken pipe"), "connection", id="broken-pipe"),
+]  # fmt: skip
+
+ANY_SDK_NOT_TRANSIENT = [
+    pytest.param(sdk_error("anthropic", "BadRequestError", status_code=400), id="anthropic-400"),
+    pytest.param(sdk_error("anthropic", "AuthenticationError", status_code=401), id="anthropic-401"),
+    pytest.param(sdk_error("ollama", "ResponseError", status_code=404), id="ollama-404-model-not-pulled"),
+    pytest.param(sdk_error("x", "InternalServerError", status_code=400), id="a-status-decides-over-a-name"),
+    pytest.param(sdk_error("x", "RateLimitError", code="insufficient_quota", status_code=429), id="out-of-credit"),
+    pytest.param(sdk_error("x", "APIError", body={"error": {"type": "insufficient_quota"}}, status_code=429),
+                 id="out-of-credit-in-the-body"),
+    pytest.param(sdk_error("x", "Failure", code=3), id="a-code-that-is-no-http-status"),
+    pytest.param(FileNotFoundError(2, "No such file"), id="oserror-not-network"),
+    pytest.param(KeyError("x"), id="key-error"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fault", "kind"), ANY_SDK_TRANSIENT)
+async def test_any_sdks_transient_faults_are_classified_by_status_or_class_name(fault, kind):
+    assert transient_kind(fault) == kind
+    if kind is None:
+        return
+    client, sleeps = retrying(fault, "ok")
+    assert (await client.create(PROMPT)).content == "ok" and dict(client.faults) == {kind: 1}
+
+
+@pytest.mark.parametrize("fault", ANY_SDK_NOT_TRANSIENT)
+async def test_any_sdks_other_faults_propagate_at_once(fault):
+    assert transient_kind(fault) is None
+    client, sleeps = retrying(fault, "never reached")
+    with pytest.raises(type(fault)):
+        await client.create(PROMPT)
+    assert (sleeps, client.attempts) == ([], 1)
+
+
+def test_retry_after_is_read_from_any_sdks_response_headers():
+    client, _ = retrying()
+    fault = sdk_error("anthropic", "RateLimitError", status_code=429, response=_Response(429, {"Retry-After": "7"}))
+    assert client.delay(fault, 1) == 7.0
+    on_itself = sdk_error("aiohttp", "ClientResponseError", status=503, headers={"retry-after-ms": "1500"})
+    assert client.delay(on_itself, 1) == 1.5
+
+
+def test_a_refused_key_names_the_model_and_its_key_and_only_then_openais():
+    from moot.models import refusal
+
+    fault = sdk_error("anthropic", "AuthenticationError", status_code=401)
+    client, _ = retrying(fault)
+    client.credentials = "$ANTHROPIC_API_KEY"
+    with pytest.raises(type(fault)):
+        asyncio.run(client.create(PROMPT))
+    line = refusal(fault) or ""
+    assert line.startswith("model test:model refused the API key (401 unauthorized): AuthenticationError from")
+    assert line.endswith("; check $ANTHROPIC_API_KEY") and "OPENAI" not in line
+    wrapped = RuntimeError("the run failed")
+    wrapped.__cause__ = sdk_error("x", "PermissionDenied", status=403)
+    assert (refusal(wrapped) or "").startswith("the provider refused access (403 forbidden)")
+    assert refusal(sdk_error("x", "BadRequest", status_code=400)) is None
+
+
+def test_an_openai_spec_refusal_names_its_own_key_variable(monkeypatch):
+    monkeypatch.setenv("MY_KEY", "sk-test")
+    client = ModelSpec.parse("openai:gpt-4o-mini?api_key_env=MY_KEY").client()
+    assert isinstance(client, RetryingClient) and client.credentials == "the key in $MY_KEY"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    default = ModelSpec.parse("openai:gpt-4o-mini").client()
+    assert default.credentials == "the key in $OPENAI_API_KEY (or the spec's api_key_env)"  # type: ignore[attr-defined]

@@ -77,7 +77,8 @@ _KINDS_BY_NAME: Mapping[str, str] = {
     **dict.fromkeys(("timeout", "apitimeout", "readtimeout", "connecttimeout", "writetimeout", "pooltimeout",
                      "deadlineexceeded", "requesttimeout", "servertimeout"), "timeout"),
     **dict.fromkeys(("connection", "apiconnection", "connect", "network", "remoteprotocol", "serverdisconnected",
-                     "clientconnection", "clientconnector", "clientoserror", "protocol"), "connection"),
+                     "clientconnection", "clientconnector", "clientoserror", "protocol", "servicerequest",
+                     "serviceresponse"), "connection"),
     **dict.fromkeys(("internalserver", "serviceunavailable", "overloaded", "badgateway", "gatewaytimeout", "server",
                      "apiserver", "internal", "unavailable"), "server_error"),
 }  # fmt: skip

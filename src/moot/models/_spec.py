@@ -29,6 +29,7 @@ from autogen_core import ComponentModel
 from autogen_core.models import ChatCompletionClient, ModelInfo
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from moot.boundary import one_line
 from moot.errors import ConfigError
 from moot.models._component_text import (
     COMPONENT,
@@ -269,8 +270,8 @@ class ModelSpec(BaseModel):
                 client = client.dump_component()
             except Exception as exc:  # AutoGen: a local class, or a client that cannot dump its config
                 raise ConfigError(
-                    f"{type(client).__name__} cannot be named by its component config ({exc}); give moot the "
-                    "client itself (RoleAgent takes one) or a config it can load"
+                    f"{type(client).__name__} cannot be named by its component config ({one_line(str(exc), 200)}); "
+                    "give moot the client itself (RoleAgent takes one) or a config it can load"
                 ) from None
         if isinstance(client, str):
             return cls(component=client)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -50,8 +50,9 @@ class RoleFile(CatalogFile):
     persona: str = Field(min_length=1)
     """A Jinja template (StrictUndefined): ``{{ name }}``, ``{{ description }}`` and ``vars`` are defined."""
     output: Literal["critique", "position", "verdict", "plan", "text"] = "text"
-    model: str | None = None
-    """A default model spec layer, e.g. ``@0.9``; scenarios and ``--model`` override it."""
+    model: str | dict[str, Any] | None = None
+    """A default model spec layer, e.g. ``@0.9``, or an AutoGen client's component config inline (a mapping with
+    ``provider`` and ``config``); scenarios and ``--model`` override it."""
     vars: dict[str, str] = {}
 
 

@@ -13,9 +13,10 @@ A numbered role (``expert_2``) takes its family's layer (``expert``) before
 its own at every level, so ``--model expert=...`` reaches all the experts and
 ``--model expert_2=...`` one of them.
 
-From Python the same rule applies (:func:`role_models`): one ``ModelSpec`` is
-``--model SPEC``, a function of the role name is ``--model ROLE=SPEC`` for
-every role, and both keep the roles' own layer.
+From Python the same rule applies (:func:`role_models`): one ``ModelSpec`` (or
+its string form, or an AutoGen client's component config) is ``--model SPEC``, a
+function of the role name (or a mapping of role names) is ``--model ROLE=SPEC``,
+and both keep the roles' own layer.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Any, TypeAlias
+
+from autogen_core import ComponentModel
 
 from moot.errors import ConfigError
 from moot.models import ModelSpec
@@ -57,33 +60,53 @@ class RoleModels:
         return spec
 
 
-ModelsFor: TypeAlias = ModelSpec | RoleModels | Callable[[str], ModelSpec]
-"""What a team preset is built on from Python: one spec for every role, the layers, or a spec per role."""
+SpecLike: TypeAlias = ModelSpec | str | Mapping[str, Any] | ComponentModel
+"""One model as Python code may give it: a spec, its string form, or an AutoGen client's component config."""
+ModelsFor: TypeAlias = SpecLike | RoleModels | Mapping[str, SpecLike] | Callable[[str], SpecLike]
+"""What a team preset is built on from Python: one model for every role, the layers, or a model per role (a mapping
+of role names, or a function of the role name)."""
+_ACCEPTED = (
+    "a ModelSpec, a spec string ('scripted:deterministic'), an AutoGen client's component config "
+    "({'provider': ..., 'config': ...}), a RoleModels, a mapping of role name to spec, or a function from role name "
+    "to spec"
+)
 
 
 def role_models(models: ModelsFor, roles: Sequence[str]) -> RoleModels:
-    """The layers of ``roles`` for what Python code gives, by the command line's rule: a ``ModelSpec`` is the
-    base (``--model SPEC``), a function of the role name gives each role's ``--model ROLE=SPEC``; the roles'
+    """The layers of ``roles`` for what Python code gives, by the command line's rule: one model is the base
+    (``--model SPEC``), a mapping or function of the role name gives roles their ``--model ROLE=SPEC``; the roles'
     own layers (``model: "@0.9"`` in a role file) apply under both, as on the command line."""
     if isinstance(models, RoleModels):
         return models
-    if isinstance(models, ModelSpec):
-        return RoleModels(models, role_defaults=catalog_defaults(roles))
+    if _is_one_model(models):
+        return RoleModels(_checked(models, None), role_defaults=catalog_defaults(roles))
+    if isinstance(models, Mapping):
+        unknown = sorted(set(models) - set(roles))
+        if unknown:
+            raise ConfigError(f"models: unknown role {unknown[0]!r}; roles here: {', '.join(roles)}")
+        overrides = {name: _checked(spec, name) for name, spec in models.items()}
+        return RoleModels(ModelSpec.parse("local"), overrides, role_defaults=catalog_defaults(roles))
     if not callable(models):
-        raise TypeError(
-            f"models: give a ModelSpec, a RoleModels or a function from role name to ModelSpec, "
-            f"not {type(models).__name__}"
-        )
+        raise TypeError(f"models: give {_ACCEPTED}; not {type(models).__name__}")
     overrides = {name: _checked(models(name), name) for name in roles}
     return RoleModels(ModelSpec.parse("local"), overrides, role_defaults=catalog_defaults(roles))
 
 
-def _checked(spec: object, name: str) -> ModelSpec:
-    if isinstance(spec, str):
+def _is_one_model(models: object) -> bool:
+    """A spec, a spec string or a component config (a mapping naming its ``provider``), not a mapping of roles."""
+    if isinstance(models, ModelSpec | str | ComponentModel):
+        return True
+    return isinstance(models, Mapping) and "provider" in models
+
+
+def _checked(spec: object, name: str | None) -> ModelSpec:
+    """A spec as Python code gave it, one per role (``name``) or for all (None)."""
+    if isinstance(spec, ModelSpec):
+        return spec
+    if isinstance(spec, str | Mapping | ComponentModel):
         return ModelSpec.parse(spec)
-    if not isinstance(spec, ModelSpec):
-        raise TypeError(f"the models function gave {type(spec).__name__} for role {name!r}; return a ModelSpec")
-    return spec
+    where = f"for role {name!r}" if name is not None else "as the model"
+    raise TypeError(f"models: got {type(spec).__name__} {where}; give a ModelSpec, a spec string or a component config")
 
 
 def _lineage(role: str) -> tuple[str, ...]:

@@ -15,6 +15,9 @@ The stack for one agent in one row (outermost first)::
 * The store keeps JSON only, validated on every read (:mod:`moot.harness.jobs._call_store`): a cache folder
   from elsewhere is data, never code.
 * Cache hits skip the endpoint limit: they take no endpoint capacity.
+* A spec naming an AutoGen client by its component config (``component:client.json``) is keyed by its label,
+  ``component:Class#digest`` (the digest covers the whole config): a cache-only replay answers from the store of
+  that label and never builds the client when the config states its ``model_info`` (see ``models/_component.py``).
 
 This module is the harness's one seam to AutoGen's client types (only models,
 roles, teams and conditions import ``autogen_*``, to keep that seam narrow); it belongs in ``moot.models``
@@ -49,13 +52,9 @@ def spec_label(spec: ModelSpec) -> str:
 
 
 def endpoint_of(spec: ModelSpec) -> str:
-    """Which endpoint a spec's calls queue for: one embedded model, one server URL, one scripted model."""
-    provider = spec.effective_provider
-    if provider == "openai":
-        return f"openai:{spec.base_url or 'api.openai.com'}"
-    if provider == "scripted":
-        return f"scripted:{spec.model or 'default'}"
-    return "local"
+    """Which endpoint a spec's calls queue for (:attr:`ModelSpec.endpoint`): only the embedded model's calls share
+    one queue; each server (a ``base_url``, a client component's service) and each scripted model has its own."""
+    return spec.endpoint
 
 
 class _Delegating(WholeReplyStream, DelegatingClient):
