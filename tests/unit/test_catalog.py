@@ -461,9 +461,9 @@ def test_a_reflection_team_file_chooses_fresh_revisions(project):
 
 def test_a_preset_refuses_models_it_cannot_read():
     preset = load_preset("expert_panel")
-    with pytest.raises(TypeError, match="models: give a ModelSpec, a RoleModels or a function from role name"):
-        preset.build("local@0.7")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="the models function gave int for role 'architect'; return a ModelSpec"):
+    with pytest.raises(TypeError, match=r"models: give .*; not int"):
+        preset.build(5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="models: got int for role 'architect'"):
         preset.build(lambda name: 3)  # type: ignore[arg-type, return-value]
 
 

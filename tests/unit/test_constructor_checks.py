@@ -39,9 +39,9 @@ from moot.catalog import entries, find_entry, read_document
 from moot.conditions import MaxRounds
 from moot.errors import MootError
 from moot.models import ModelSpec
-from moot.roles import Critique, Opening, Position, register_role
+from moot.roles import Critique, Opening, Plan, Position, Verdict, register_role
 from moot.scenario import Scenario, load_scenario
-from moot.teams import AnswerOnce, CallbackFeedback, load_preset
+from moot.teams import AnswerOnce, CallbackFeedback, ConsoleFeedback, load_preset
 from moot.testing import ScriptedModel
 
 AGENTS = ("generator", "critic", "architect", "ops", "business", "arbiter", "planner", "executor")
@@ -182,6 +182,7 @@ CODE_DEBATE: list[Case] = [
     ("experts-one", lambda k: CodeDebate([k.generator], TESTS), "experts"),
     ("experts-string", lambda k: CodeDebate("generator", TESTS), "experts"),
     ("experts-structured", lambda k: CodeDebate(k.experts, TESTS), "expert"),
+    ("experts-test-critics", lambda k: CodeDebate([TestCritic(TESTS), TestCritic(TESTS, name="t2")], TESTS), "expert"),
     ("experts-duplicate", lambda k: CodeDebate([k.generator, k.generator], TESTS), "expert"),
     ("stub-int", lambda k: CodeDebate([k.generator, k.second_writer], TESTS, stub=5), "stub"),
     (
@@ -224,6 +225,8 @@ HUMAN: list[Case] = [
     ("feedback-action-bogus", lambda k: Feedback(action="bogus"), "action"),
     ("feedback-comment-too-long", lambda k: Feedback.reject("x" * 3000), "comment"),
     ("callback-not-callable", lambda k: CallbackFeedback(5), "fn"),
+    ("console-stdin-string", lambda k: ConsoleFeedback(stdin="a\n"), "stdin"),
+    ("console-console-int", lambda k: ConsoleFeedback(console=5), "console"),
     ("answer-once-without-human", lambda k: AnswerOnce(None, Feedback.approve()), "human"),
     ("answer-once-feedback-string", lambda k: AnswerOnce(HumanInTheLoop(), "approve"), "feedback"),
 ]
@@ -265,6 +268,36 @@ CATALOG: list[Case] = [
     ("read-document-int", lambda k: read_document(5), "path"),
 ]
 
+SCHEMAS: list[Case] = [
+    (
+        "critique-score-too-high",
+        lambda k: Critique(reasoning="r", score=500, strengths=[], issues=[], verdict="accept"),
+        "score",
+    ),
+    (
+        "critique-revise-without-issue",
+        lambda k: Critique(reasoning="r", score=5, strengths=[], issues=[], verdict="revise"),
+        "issue",
+    ),
+    ("position-empty-answer", lambda k: Position(answer="", key_arguments=["a reason"], confidence=0.5), "answer"),
+    (
+        "position-confidence-5",
+        lambda k: Position(answer="keep", key_arguments=["a reason"], confidence=5),
+        "confidence",
+    ),
+    (
+        "opening-no-arguments",
+        lambda k: Opening(reasoning="r", answer="keep", key_arguments=[], confidence=0.5),
+        "key_arguments",
+    ),
+    (
+        "verdict-confidence-string",
+        lambda k: Verdict(rationale="ops won", assessments=[], decision="keep", confidence="high"),
+        "confidence",
+    ),
+    ("plan-steps-int", lambda k: Plan(reasoning="r", steps=5), "steps"),
+]
+
 CASES = {
     "RoleAgent": ROLE_AGENT,
     "roles": ROLES,
@@ -275,6 +308,7 @@ CASES = {
     "human": HUMAN,
     "TestCritic": TEST_CRITIC,
     "catalog": CATALOG,
+    "schemas": SCHEMAS,
 }
 ROWS = [
     pytest.param(call, argument, id=f"{group}-{name}")
@@ -308,7 +342,7 @@ def test_a_bad_argument_is_refused_at_construction_in_one_line_naming_it(kit, ca
 def test_the_table_covers_every_public_constructor_of_the_brief():
     covered = {group for group in CASES}
     assert covered >= {"RoleAgent", "Reflection", "Debate", "CodeDebate", "PlannerExecutor", "TestCritic"}
-    assert len(ROWS) >= 130
+    assert len(ROWS) >= 140
 
 
 # ------------------------------------------------------------ what the README implies is accepted

@@ -2,6 +2,7 @@
 
 from moot.roles._agent import RoleAgent, RoleAgentConfig, parse_structured
 from moot.roles._arguments import (
+    OneLineModel,
     answer_name,
     answer_types,
     answers_with,
@@ -69,6 +70,7 @@ __all__ = [
     "Critique",
     "ExpertAssessment",
     "ModelsFor",
+    "OneLineModel",
     "Opening",
     "Plan",
     "Position",

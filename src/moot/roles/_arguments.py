@@ -21,6 +21,7 @@ from moot.boundary import one_line
 from moot.errors import ConfigError
 
 __all__ = [
+    "OneLineModel",
     "answer_name",
     "answer_types",
     "answers_with",
@@ -193,3 +194,19 @@ def one_line_validation(model: str, exc: ValidationError) -> ConfigError:
         parts.append(f"{where}: {error['msg']}")
     more = f" (and {len(exc.errors()) - 4} more)" if len(exc.errors()) > 4 else ""
     return ConfigError(one_line(f"{model}: " + "; ".join(parts) + more, 600))
+
+
+class OneLineModel(BaseModel):
+    """A schema whose constructor refuses bad fields in one line: ``Critique(score=500)`` raises a ConfigError
+    naming ``score``, not pydantic's many-line report. Only direct construction changes: ``model_validate``
+    (how replies and stored records are read) still raises ValidationError, which the feedback loop reads."""
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise one_line_validation(type(self).__name__, exc) from None
+
+    # Marked as pydantic's own: validation (``model_validate``, a nested field) then never calls this
+    # constructor, so replies keep failing with a ValidationError that the feedback loop words as before.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
+
+from moot.roles._arguments import OneLineModel
 
 __all__ = ["Critique"]
 
 Point = Annotated[str, StringConstraints(min_length=3, max_length=300)]
 
 
-class Critique(BaseModel):
+class Critique(OneLineModel):
     """A critic's review of one draft."""
 
     model_config = ConfigDict(extra="forbid")

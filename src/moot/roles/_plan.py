@@ -20,13 +20,15 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
+from moot.roles._arguments import OneLineModel
+
 __all__ = ["CHECKS", "Plan", "Step", "StepResult", "ToolCall", "plan_type", "tool_call_type"]
 
 CheckKind = Literal["tool_ok", "output_contains", "output_equals", "judge"]
 CHECKS: tuple[str, ...] = ("tool_ok", "output_contains", "output_equals", "judge")
 
 
-class Step(BaseModel):
+class Step(OneLineModel):
     """One step of a plan: one tool call and how to tell it worked."""
 
     model_config = ConfigDict(extra="forbid")
@@ -43,7 +45,7 @@ class Step(BaseModel):
         return self
 
 
-class Plan(BaseModel):
+class Plan(OneLineModel):
     """The planner's plan: steps in order (moot numbers them)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -52,7 +54,7 @@ class Plan(BaseModel):
     steps: list[Step] = Field(min_length=1, max_length=8)
 
 
-class ToolCall(BaseModel):
+class ToolCall(OneLineModel):
     """The executor's action for one step: exactly one tool call."""
 
     model_config = ConfigDict(extra="forbid")
@@ -62,7 +64,7 @@ class ToolCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-class StepResult(BaseModel):
+class StepResult(OneLineModel):
     """The executor's judgement of a step whose check is ``judge``: did the call's output do the step?"""
 
     model_config = ConfigDict(extra="forbid")

@@ -23,6 +23,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
+from moot.roles._arguments import OneLineModel
 from moot.roles._prompts import LISTED_FIELDS
 
 __all__ = ["NUMBER", "Opening", "Position", "Rebuttal", "claims_of", "with_options", "with_pattern", "without_answer"]
@@ -59,7 +60,7 @@ CLAIM_SEPARATOR = ": "
 """A claim is written ``expert: argument``."""
 
 
-class Position(BaseModel):
+class Position(OneLineModel):
     """Where one expert stands in one round: an opening, or a rebuttal with the claim it answered.
 
     It is also what an expert answers outside a debate (in a user's group chat), so every string is
@@ -91,7 +92,7 @@ class Position(BaseModel):
         return self.claim.split(CLAIM_SEPARATOR, 1)[0]
 
 
-class Opening(BaseModel):
+class Opening(OneLineModel):
     """Round 1: an independent position."""
 
     model_config = ConfigDict(extra="forbid")
@@ -104,7 +105,7 @@ class Opening(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
 
 
-class Rebuttal(BaseModel):
+class Rebuttal(OneLineModel):
     """Round 2 and later: answer one named claim of another expert, work the task again, then answer.
 
     The reasoning comes before the answer, as in every schema a model decides in: a rebuttal that asked for

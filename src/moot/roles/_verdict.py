@@ -14,6 +14,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
+from moot.roles._arguments import OneLineModel
+
 __all__ = ["ExpertAssessment", "Verdict", "citing", "names_an_expert"]
 
 LEAST_RATIONALE_WORDS = 4
@@ -22,14 +24,14 @@ LEAST_RATIONALE_WORDS = 4
 Point = Annotated[str, StringConstraints(min_length=3, max_length=400)]
 
 
-class ExpertAssessment(BaseModel):
+class ExpertAssessment(OneLineModel):
     model_config = ConfigDict(extra="forbid")
 
     expert: str = Field(min_length=1, max_length=60)
     assessment: str = Field(min_length=3, max_length=300)
 
 
-class Verdict(BaseModel):
+class Verdict(OneLineModel):
     """A ruling that cites the experts; rationale first so the decision follows from it."""
 
     model_config = ConfigDict(extra="forbid")

@@ -41,6 +41,7 @@ from moot.messages import RoundCompleted
 from moot.roles import (
     RoleAgent,
     answer_name,
+    answer_types,
     argument_error,
     checked_agents,
     checked_optional_text,
@@ -88,7 +89,7 @@ def _checked_writers(experts: object) -> list[ChatAgent]:
     Critique, a Position) holds no program to run."""
     agents = checked_agents(experts, "CodeDebate", "experts", "an expert")
     for agent in agents:
-        if isinstance(agent, RoleAgent) and agent.role.output_type is not None:
+        if str not in answer_types(agent):
             raise ConfigError(
                 f"CodeDebate: expert {agent.name!r} answers with {answer_name(agent)}; a code debate's experts answer "
                 "in free text with a program (a RoleAgent on a text role, e.g. role('generator'))"

@@ -32,11 +32,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import IO, Any, Literal, Protocol, runtime_checkable
 
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field
 
 from moot.errors import ConfigError
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
-from moot.roles import argument_error, checked_text, one_line_validation
+from moot.roles import OneLineModel, argument_error, checked_text
 from moot.tracing import traced
 
 __all__ = [
@@ -59,20 +59,13 @@ _SUMMARY_CHARS = 4000
 Message = BaseAgentEvent | BaseChatMessage
 
 
-class Feedback(BaseModel):
-    """A person's answer at a feedback point."""
+class Feedback(OneLineModel):
+    """A person's answer at a feedback point (a bad field is refused in one line naming it)."""
 
     action: Literal["approve", "reject", "stop"]
     comment: str = Field(default="", max_length=2000)
     """For ``reject``: what to change (shown to the agents). For ``stop``: why."""
     by: str = "human"
-
-    def __init__(self, **data: Any) -> None:
-        """A bad field is refused in one line naming it, not with pydantic's many-line report."""
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise one_line_validation("Feedback", exc) from None
 
     @classmethod
     def approve(cls, comment: str = "") -> Feedback:
@@ -125,9 +118,13 @@ class ConsoleFeedback:
     def __init__(self, console: Any = None, stdin: IO[str] | None = None, *, name: str = "human") -> None:
         from moot.boundary import TerminalConsole
 
+        if console is not None and not callable(getattr(console, "print", None)):
+            raise argument_error("ConsoleFeedback", "console", "None or a rich Console", console)
+        if stdin is not None and not callable(getattr(stdin, "readline", None)):
+            raise argument_error("ConsoleFeedback", "stdin", "None or a text file to read answers from", stdin)
         self.console = console or TerminalConsole()
         self.stdin = stdin
-        self.name = name
+        self.name = checked_text(name, "ConsoleFeedback", "name")
 
     async def __call__(self, request: HumanFeedbackRequested) -> Feedback:
         return await asyncio.to_thread(self._ask, request)
