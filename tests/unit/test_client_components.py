@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -296,7 +295,9 @@ def test_a_scenario_names_a_component_inline_for_one_role(tmp_path):
     models = load_scenario(str(path)).models([])
     assert models.spec("architect") == ModelSpec.parse({"provider": REPLAY, "config": {"chat_completions": ["yes"]}})
     assert models.spec("ops").effective_provider == "local"
-    assert load_scenario(str(path)).models(["architect=scripted:deterministic"]).spec("architect").provider == "scripted"
+    assert (
+        load_scenario(str(path)).models(["architect=scripted:deterministic"]).spec("architect").provider == "scripted"
+    )
 
 
 def test_python_gives_a_component_wherever_it_gives_a_model():
@@ -307,6 +308,18 @@ def test_python_gives_a_component_wherever_it_gives_a_model():
     assert per_role.spec("critic").effective_provider == "component" and per_role.spec("generator").provider == "local"
     with pytest.raises(ConfigError, match=r"models: unknown role 'judge'; roles here: critic"):
         role_models({"judge": config}, ["critic"])
+
+
+def test_a_preset_is_built_on_a_component_for_every_role_or_for_one():
+    from moot.teams import load_preset
+
+    preset = load_preset("expert_panel")
+    everyone = preset.build(replay("x"))
+    label = str(ModelSpec.parse(replay("x")))
+    assert set(everyone._model_specs().values()) == {label}
+    assert all(isinstance(a.model_client, RetryingClient) for a in everyone._agents() if hasattr(a, "model_client"))
+    one = preset.build({"architect": replay("x")})._model_specs()
+    assert one["architect"] == label and one["ops"] == "local"
 
 
 def test_model_options_take_a_component_file_for_all_roles_or_one(tmp_path):

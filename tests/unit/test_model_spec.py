@@ -237,3 +237,54 @@ def test_the_embedded_models_info_loads_nothing(monkeypatch):
 
     monkeypatch.setattr(_providers, "shared_engine", lambda *a: pytest.fail("the engine was loaded"))
     assert ModelSpec.parse("local@0.7?seed=1").client_info() == EMBEDDED_MODEL_INFO
+
+
+# ------------------------------------------------------------ one-line refusals
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: ModelSpec(temperature=5),
+            "bad model spec: temperature: Input should be less than or equal to 2, got 5",
+        ),
+        (
+            lambda: ModelSpec(temperature=-0.1),
+            "bad model spec: temperature: Input should be greater than or equal to 0",
+        ),
+        (lambda: ModelSpec(seed="x"), "bad model spec: seed: Input should be a valid integer"),
+        (lambda: ModelSpec(max_tokens=0), "bad model spec: max_tokens: Input should be greater than 0, got 0"),
+        (lambda: ModelSpec(timeout=7200), "bad model spec: timeout: Input should be less than or equal to 3600"),
+        (lambda: ModelSpec(provider=123), "bad model spec: provider: Input should be a valid string, got 123"),
+        (
+            lambda: ModelSpec(provider="nope"),
+            "bad model spec: provider: unknown provider 'nope'; valid providers: local",
+        ),
+        (lambda: ModelSpec(model=""), "bad model spec: model: String should have at least 1 character"),
+        (lambda: ModelSpec(base_url="localhost:8000"), "bad model spec: base_url: must be an http(s) URL with a host"),
+        (lambda: ModelSpec(api_key_env="1KEY"), "bad model spec: api_key_env: String should match pattern"),
+        (lambda: ModelSpec(response_format="xml"), "bad model spec: response_format: Input should be 'json_schema'"),
+        (lambda: ModelSpec(price_in=float("nan")), "bad model spec: price_in: Input should be greater than or equal"),
+        (lambda: ModelSpec(component=5), "bad model spec: component: client component must be a mapping, got int"),
+        (lambda: ModelSpec(provider="component"), "bad model spec: the component provider needs the client's config"),
+        (lambda: ModelSpec("local", seed=1), "ModelSpec takes a spec string or fields by name, not both"),
+        (lambda: ModelSpec.model_validate({"temperature": 3}), "bad model spec: temperature: Input should be less"),
+        (
+            lambda: ModelSpec.model_validate_json('{"seed": "x"}'),
+            "bad model spec: seed: Input should be a valid integer",
+        ),
+        (lambda: ModelSpec.parse(123), "a model spec is a string (PROVIDER[:MODEL]"),
+        (lambda: ModelSpec.parse(None), "or a client component mapping, not NoneType"),
+        (lambda: ModelSpec.parse(b"local"), "or a client component mapping, not bytes"),
+        (lambda: ModelSpec.parse("local").resolve(7), "or a client component mapping, not int"),
+        (lambda: ModelSpec.parse("openai:m?seed=1&seed=2"), "option 'seed' is given twice; give it once"),
+    ],
+)
+def test_every_bad_spec_input_is_one_config_error_line_naming_the_field(make, message):
+    with pytest.raises(ConfigError) as refused:
+        make()
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_spec_string_is_taken_by_the_constructor_and_by_resolve():
+    assert ModelSpec("openai:gpt-4o-mini@0.2") == ModelSpec.parse("openai:gpt-4o-mini@0.2")
+    assert ModelSpec.parse("local").resolve("@0.9?seed=4") == ModelSpec.parse("local@0.9?seed=4")

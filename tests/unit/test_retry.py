@@ -428,7 +428,7 @@ ANY_SDK_TRANSIENT = [
     pytest.param(sdk_error("azure.core.exceptions", "HttpResponseError", status_code=503), "server_error",
                  id="azure-503"),
     pytest.param(sdk_error("mistralai", "SDKError", status_code=429), "rate_limit", id="mistral-429"),
-    pytest.param(asyncio.TimeoutError(), "timeout", id="asyncio-timeout-error"),
+    pytest.param(TimeoutError(), "timeout", id="asyncio-timeout-error"),
     pytest.param(OSError(111, "Connection refused"), "connection", id="oserror-refused"),
     pytest.param(BrokenPipeError(32, "Broken pipe"), "connection", id="broken-pipe"),
 ]  # fmt: skip
@@ -452,7 +452,7 @@ async def test_any_sdks_transient_faults_are_classified_by_status_or_class_name(
     assert transient_kind(fault) == kind
     if kind is None:
         return
-    client, sleeps = retrying(fault, "ok")
+    client, _ = retrying(fault, "ok")
     assert (await client.create(PROMPT)).content == "ok" and dict(client.faults) == {kind: 1}
 
 

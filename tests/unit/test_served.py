@@ -307,9 +307,7 @@ def test_response_format_is_a_spec_option_of_served_models(monkeypatch):
 
 
 # ---------------------------------------------------- falling back (no form named)
-async def test_a_server_refusing_json_schema_is_sent_the_schema_in_json_mode_said_once_and_remembered(
-    endpoint, caplog
-):
+async def test_a_server_refusing_json_schema_is_sent_the_schema_in_json_mode_said_once_and_remembered(endpoint, caplog):
     """llama-cpp-python's server answers OpenAI's json_schema form with a 500; the README debate served through it
     must still run: the call is sent again with the schema inside JSON mode, one warning says so, and every later
     call to that server (another agent's, a new client's) is sent that form at once."""
@@ -356,5 +354,8 @@ async def test_the_fallback_is_per_server_and_other_errors_are_not_fallen_back_f
     other = ModelSpec.parse(f"openai:other-model?base_url={endpoint}")  # another model: not known to take it yet
     await opening_from(other)
     assert [sent_form(r) for r in Served.requests[1:]] == [
-        "json_schema", "json_object_schema", "json_schema", "json_object_schema"
+        "json_schema",
+        "json_object_schema",
+        "json_schema",
+        "json_object_schema",
     ]

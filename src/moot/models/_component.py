@@ -85,15 +85,21 @@ def component_class(spec: ModelSpec) -> type[ChatCompletionClient]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(f"{_named(spec)}: cannot import {module_name} ({exc}); {_install_hint(module_name)}") from None
+        raise ConfigError(
+            f"{_named(spec)}: cannot import {module_name} ({exc}); {_install_hint(module_name)}"
+        ) from None
     except Exception as exc:  # the module's own code failed while it was imported
-        raise ConfigError(f"{_named(spec)}: importing {module_name} raised {type(exc).__name__}: {_short(exc)}") from None
+        raise ConfigError(
+            f"{_named(spec)}: importing {module_name} raised {type(exc).__name__}: {_short(exc)}"
+        ) from None
     found = getattr(module, class_name, None)
     if found is None:
         raise ConfigError(f"{_named(spec)}: module {module_name} has no {class_name}")
     if not (isinstance(found, type) and issubclass(found, ChatCompletionClient)):
-        what = "a class, but no ChatCompletionClient subclass" if isinstance(found, type) else (
-            f"a {type(found).__name__}, not a class"
+        what = (
+            "a class, but no ChatCompletionClient subclass"
+            if isinstance(found, type)
+            else (f"a {type(found).__name__}, not a class")
         )
         raise ConfigError(f"{_named(spec)}: {path} is not an AutoGen model client: it is {what}")
     if not is_component_class(found):

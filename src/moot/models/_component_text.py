@@ -160,7 +160,11 @@ def split_component(spec_text: str, rest: str) -> tuple[str, str]:
         raise ConfigError(f"bad {where}: a client component file must end in {', '.join(_SUFFIXES)}, got {path_text!r}")
     what = f"client component file {path_text}"
     raw = read_bounded(path, "client component file", COMPONENT_BOUNDS.max_bytes)
-    data = load_json(raw, what, COMPONENT_BOUNDS) if path.suffix.lower() == ".json" else load_yaml(raw, what, COMPONENT_BOUNDS)
+    data = (
+        load_json(raw, what, COMPONENT_BOUNDS)
+        if path.suffix.lower() == ".json"
+        else load_yaml(raw, what, COMPONENT_BOUNDS)
+    )
     return canonical_component(data, what), tail
 
 
@@ -170,7 +174,9 @@ def _inline(where: str, rest: str) -> tuple[str, str]:
     try:
         data, end = json.JSONDecoder().raw_decode(rest)
     except (ValueError, RecursionError) as exc:
-        raise ConfigError(f"bad {where}: the inline client component is not valid JSON: {one_line(str(exc), 120)}") from None
+        raise ConfigError(
+            f"bad {where}: the inline client component is not valid JSON: {one_line(str(exc), 120)}"
+        ) from None
     return canonical_component(data, "inline client component"), rest[end:]
 
 

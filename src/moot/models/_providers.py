@@ -66,7 +66,9 @@ def _openai_endpoint(spec: ModelSpec) -> str:
 def _openai_credentials(spec: ModelSpec) -> str:
     from moot.models._openai import DEFAULT_KEY_ENV
 
-    return f"the key in ${spec.api_key_env or DEFAULT_KEY_ENV}" + ("" if spec.api_key_env else " (or the spec's api_key_env)")
+    return f"the key in ${spec.api_key_env or DEFAULT_KEY_ENV}" + (
+        "" if spec.api_key_env else " (or the spec's api_key_env)"
+    )
 
 
 def _component(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:

@@ -390,6 +390,4 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
     @classmethod
     def _from_config(cls, config: RetryingClientConfig) -> Self:
         client = ChatCompletionClient.load_component(config.client)
-        return cls(
-            client, config.policy, model=config.model, deadline=config.deadline, credentials=config.credentials
-        )
+        return cls(client, config.policy, model=config.model, deadline=config.deadline, credentials=config.credentials)

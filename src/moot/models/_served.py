@@ -44,7 +44,10 @@ __all__ = ["DEFAULT_RESPONSE_FORMAT", "ServedClient", "forget_fallbacks", "respo
 _log = logging.getLogger(__name__)
 
 DEFAULT_RESPONSE_FORMAT: ResponseFormat = "json_schema"
-_NEXT_FORM: dict[ResponseFormat, ResponseFormat] = {"json_schema": "json_object_schema", "json_object_schema": "json_object"}
+_NEXT_FORM: dict[ResponseFormat, ResponseFormat] = {
+    "json_schema": "json_object_schema",
+    "json_object_schema": "json_object",
+}
 """The form sent after a server refused one, when the spec names none: the schema inside JSON mode, then JSON mode."""
 _ORDER: tuple[ResponseFormat, ...] = ("json_schema", "json_object_schema", "json_object")
 _FALLBACKS: dict[tuple[str, str], ResponseFormat] = {}

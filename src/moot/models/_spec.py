@@ -20,9 +20,10 @@ valid: the string form, a client component config, and the constructor itself (`
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlencode, urlsplit
 
 from autogen_core import ComponentModel
@@ -89,7 +90,7 @@ class ModelSpec(BaseModel):
     provider: str | None = None
     """Where the model runs, a registered provider's name; None inherits (and means ``local`` at the bottom
     layer)."""
-    model: str | None = None
+    model: str | None = Field(default=None, min_length=1)
     """Model name at the provider (``local`` has a built-in default)."""
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     seed: int | None = None
@@ -117,12 +118,31 @@ class ModelSpec(BaseModel):
     "config": {...}}``) as canonical JSON text; given as a mapping, a ``ComponentModel`` or JSON text. Only the
     ``component`` provider has one, and builds its client from it (``ChatCompletionClient.load_component``)."""
 
-    def __init__(self, **data: Any) -> None:
-        """Validate as pydantic does, but refuse bad input in one line naming the field and what is valid."""
+    def __init__(self, text: SpecInput | None = None, /, **data: Any) -> None:
+        """Validate as pydantic does, but refuse bad input in one line naming the field and what is valid.
+
+        ``ModelSpec("openai:gpt-4o-mini@0.2")`` reads the string form (or a component config) as :meth:`parse` does.
+        """
+        if text is not None:
+            if data:
+                raise ConfigError("ModelSpec takes a spec string or fields by name, not both")
+            data = ModelSpec.parse(text).model_dump(exclude_none=True)
         try:
             super().__init__(**data)
         except ValidationError as exc:
             raise _SpecProblem(_problem(exc)) from None
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Self:  # type: ignore[override]
+        """Pydantic's validation, refusing in the constructor's one line (not a ValidationError around it)."""
+        with _one_line():
+            return super().model_validate(obj, **kwargs)
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **kwargs: Any) -> Self:  # type: ignore[override]
+        """Pydantic's validation of JSON text, refusing in the constructor's one line."""
+        with _one_line():
+            return super().model_validate_json(json_data, **kwargs)
 
     @model_validator(mode="before")
     @classmethod
@@ -166,8 +186,8 @@ class ModelSpec(BaseModel):
         return value
 
     # ----------------------------------------------------------------- layering
-    def resolve(self, override: ModelSpec | None) -> ModelSpec:
-        """Overlay the override's non-None fields on this spec.
+    def resolve(self, override: ModelSpec | SpecInput | None) -> ModelSpec:
+        """Overlay the override's non-None fields on this spec (an override given as a string is parsed first).
 
         When the override switches provider, the endpoint fields (model,
         base_url, api_key_env) come from the override alone: a local model must
@@ -175,6 +195,8 @@ class ModelSpec(BaseModel):
         """
         if override is None:
             return self
+        if not isinstance(override, ModelSpec):
+            override = ModelSpec.parse(override)
         base = self.model_dump(exclude_none=True)
         if override.provider is not None and override.provider != self.effective_provider:
             for key in _ENDPOINT_FIELDS:
@@ -315,6 +337,17 @@ class _SpecProblem(ConfigError):
         self.problem = problem
 
 
+@contextmanager
+def _one_line() -> Iterator[None]:
+    """A ValidationError pydantic raised around the constructor's one-line refusal becomes that refusal again."""
+    try:
+        yield
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        inner = first.get("ctx", {}).get("error")
+        raise (inner if isinstance(inner, ConfigError) else _SpecProblem(_problem(exc))) from None
+
+
 def _fields(text: str) -> dict[str, Any]:
     """The fields of the string form; ``component:`` is followed by a config (a file or inline JSON) first."""
     provider_name, sep, rest = text.strip().partition(":")
@@ -323,7 +356,9 @@ def _fields(text: str) -> dict[str, Any]:
             return parse_fields(text, provider_names())
         except ConfigError as exc:
             if text.strip().lower().endswith((".json", ".yaml", ".yml")):
-                raise ConfigError(f"{exc}; a client component's config file is given as component:{text.strip()}") from None
+                raise ConfigError(
+                    f"{exc}; a client component's config file is given as component:{text.strip()}"
+                ) from None
             raise
     config, tail = split_component(text, rest)
     return {**parse_fields(COMPONENT + tail, provider_names()), "component": config}

@@ -68,6 +68,8 @@ def _parse_query(text: str, query: str) -> dict[str, object]:
             raise ConfigError(
                 f"bad model spec {text!r}: unknown option {key!r}; valid options: {', '.join(QUERY_KEYS)}"
             )
+        if key in fields:
+            raise ConfigError(f"bad model spec {text!r}: option {key!r} is given twice; give it once")
         fields[key] = _number(text, key, value) if key in _NUMBERS else value
     return fields
 
