@@ -189,3 +189,27 @@ def test_a_calls_table_that_is_a_view_is_refused(tmp_path):
     db.close()
     with pytest.raises(ConfigError, match="holds a view"):
         CallStore(tmp_path / "spec")
+
+
+def test_the_clients_model_info_is_kept_with_the_calls_and_validated_on_read(tmp_path):
+    import sqlite3
+
+    from autogen_core.models import ModelFamily, ModelInfo
+
+    from moot.harness.jobs._call_store import CallStore
+
+    info = ModelInfo(
+        vision=False, function_calling=True, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
+    )
+    store = CallStore(tmp_path / "spec")
+    assert store.model_info() is None
+    store.keep_model_info(info)
+    store.close()
+    again = CallStore(tmp_path / "spec")
+    assert again.model_info() == info
+    again.close()
+    with sqlite3.connect(tmp_path / "spec" / "calls.sqlite3") as db:  # a forged entry is data, and refused
+        db.execute("UPDATE calls SET value = ? WHERE key = 'moot:model_info'", ('{"vision": "os.system"}',))
+    forged = CallStore(tmp_path / "spec")
+    assert forged.model_info() is None and forged.refused == 1
+    forged.close()

@@ -392,8 +392,11 @@ async def test_calls_to_different_endpoints_do_not_wait_for_each_other():
     holder.cancel()
 
 
-async def test_a_component_call_replays_from_the_cache_without_building_the_client(tmp_path):
-    spec = ModelSpec.parse(own(agent="critic", model_info=dict(SCRIPTED_INFO)))
+@pytest.mark.parametrize("states_its_info", [True, False])
+async def test_a_component_call_replays_from_the_cache_without_building_the_client(tmp_path, states_its_info):
+    """The client's model_info is kept with its calls, so a replay builds nothing even for a config without one."""
+    info = {"model_info": dict(SCRIPTED_INFO)} if states_its_info else {}
+    spec = ModelSpec.parse(own(agent="critic", **info))
     cache = CallCache(tmp_path / "cache")
     factory = ClientFactory(EndpointLimits(2), cache)
     message = [UserMessage(content="What is 1 + 2?", source="user")]
@@ -414,7 +417,7 @@ def test_a_compare_row_keyed_by_a_component_replays_from_the_cache(tmp_path):
     sums = write_sums(tmp_path / "sums.jsonl", 3)
     script = PromptModel("component-sums", arithmetic()).register()
     try:
-        generator = own(script="component-sums", agent="solver", model_info=dict(SCRIPTED_INFO))
+        generator = own(script="component-sums", agent="solver")  # no model_info: the cache keeps it
         models = [script.spec, "generator=component:" + json.dumps(generator)]
         out = tmp_path / "out"
         first = asyncio.run(run_comparison(CompareOptions(suite=str(sums), arms=["single"], models=models, out=out)))

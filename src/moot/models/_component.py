@@ -4,7 +4,8 @@ Loading a component imports the module its ``provider`` names, which runs that m
 built (or its class checked) only from a spec the user named: a ``--model`` option, a role file, a scenario, a
 team preset's models, Python code. Nothing stored by a run or a comparison is ever turned back into a spec:
 runs and results record a component by its label (``component:Class#digest``), which cannot be loaded, and a
-cache-only replay asks the config's ``model_info`` instead of building its client (see :func:`component_info`).
+cache-only replay reports the ``model_info`` its cache kept instead of building its client (failing that, the
+config's own: see :func:`component_info`).
 
 The class is checked before anything is built: it imports, it is an AutoGen ``Component`` and a
 ``ChatCompletionClient``, and the config validates against its config schema; each failure is one line. The spec's

@@ -13,7 +13,10 @@ files its own index names (a crafted name deletes outside the folder). This stor
   ``--cache-only`` the row is missed, not recorded), counted in :attr:`CallStore.refused`;
 * a file whose schema is not this one, or that holds triggers, views or generated columns, is refused as a
   whole with one ConfigError (:mod:`moot.boundary._sqlite`);
-* no path is ever taken from the file's contents.
+* no path is ever taken from the file's contents;
+* beside the calls, one entry (key ``moot:model_info``) keeps the ``model_info`` the spec's client reported when
+  the calls were made, validated as AutoGen's ``ModelInfo`` on read: a cache-only replay asks it instead of
+  building the client (an agent shapes its requests, and so the cache keys, by it).
 
 A folder written by an earlier moot holds diskcache's ``cache.db`` instead; it is migrated once, on first
 open, by :mod:`moot.harness.jobs._legacy_cache` (a restricted unpickler, never a plain one).
@@ -25,7 +28,8 @@ import logging
 from pathlib import Path
 
 from autogen_core import CacheStore
-from pydantic import ValidationError
+from autogen_core.models import ModelInfo
+from pydantic import TypeAdapter, ValidationError
 
 from moot.boundary import SQLITE_ERRORS, load_json, one_line, open_sqlite, require_columns
 from moot.errors import ConfigError
@@ -39,6 +43,9 @@ log = logging.getLogger(__name__)
 
 CALLS_FILE = "calls.sqlite3"
 _MAX_KEY = 256
+_INFO_KEY = "moot:model_info"
+"""Not a call's key (AutoGen's are hex digests): where the client's ``model_info`` is kept."""
+_MODEL_INFO = TypeAdapter(ModelInfo)
 
 MIGRATIONS: list[Migration] = [
     ("0001_calls", "CREATE TABLE calls (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT"),
@@ -53,6 +60,7 @@ class CallStore(CacheStore[CallValue]):
         self.path = folder / CALLS_FILE
         self.refused = 0
         """Entries read that failed validation (each a miss)."""
+        self._info_kept = False
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -100,9 +108,31 @@ class CallStore(CacheStore[CallValue]):
             self._db.executemany("INSERT OR REPLACE INTO calls (key, value) VALUES (?, ?)", rows)
         return len(rows)
 
+    def model_info(self) -> ModelInfo | None:
+        """The ``model_info`` kept with the calls (:meth:`keep_model_info`); None if none is, or it fails validation."""
+        try:
+            found = self._db.execute("SELECT value FROM calls WHERE key = ?", (_INFO_KEY,)).fetchone()
+            if found is None:
+                return None
+            return _MODEL_INFO.validate_python(load_json(found[0], f"call cache {self.path} model_info", ENTRY_BOUNDS))
+        except (*SQLITE_ERRORS, ConfigError, ValueError, ValidationError, TypeError) as exc:
+            self.refused += 1
+            log.warning("call cache %s: its model_info is refused: %s", self.path, one_line(str(exc), 200))
+            return None
+
+    def keep_model_info(self, info: ModelInfo) -> None:
+        """Keep what the client reports as ``model_info`` (once per store opened: one client per spec reports it)."""
+        if self._info_kept:
+            return
+        self._info_kept = True
+        text = _MODEL_INFO.dump_json(info).decode("utf-8")
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO calls (key, value) VALUES (?, ?)", (_INFO_KEY, text))
+
     def count(self) -> int:
-        """How many entries the store holds (not ``__len__``: ChatCompletionCache takes an empty store for none)."""
-        return int(self._db.execute("SELECT count(*) FROM calls").fetchone()[0])
+        """How many calls the store holds (not ``__len__``: ChatCompletionCache takes an empty store for none); the
+        kept ``model_info`` is no call."""
+        return int(self._db.execute("SELECT count(*) FROM calls WHERE key != ?", (_INFO_KEY,)).fetchone()[0])
 
     def close(self) -> None:
         self._db.close()

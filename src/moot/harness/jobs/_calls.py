@@ -15,9 +15,10 @@ The stack for one agent in one row (outermost first)::
 * The store keeps JSON only, validated on every read (:mod:`moot.harness.jobs._call_store`): a cache folder
   from elsewhere is data, never code.
 * Cache hits skip the endpoint limit: they take no endpoint capacity.
-* A spec naming an AutoGen client by its component config (``component:client.json``) is keyed by its label,
-  ``component:Class#digest`` (the digest covers the whole config): a cache-only replay answers from the store of
-  that label and never builds the client when the config states its ``model_info`` (see ``models/_component.py``).
+* Each store keeps the ``model_info`` its spec's client reported: a cache-only replay reports it instead of
+  building a client to ask (agents shape their requests, so the keys, by it). A spec naming an AutoGen client by
+  its component config (``component:client.json``) is keyed by its label, ``component:Class#digest`` (the digest
+  covers the whole config), so its replay neither builds the client nor imports its class.
 
 This module is the harness's one seam to AutoGen's client types (only models,
 roles, teams and conditions import ``autogen_*``, to keep that seam narrow); it belongs in ``moot.models``
@@ -107,9 +108,10 @@ class CacheOnly:
 
 
 class _Refusing(WholeReplyStream):
-    def __init__(self, spec: ModelSpec, agent: str) -> None:
+    def __init__(self, spec: ModelSpec, agent: str, info: ModelInfo | None = None) -> None:
+        """``info``: the ``model_info`` kept in the cache with the calls; None asks the spec (``client_info``)."""
         self.spec, self.agent = spec, agent
-        self.info = spec.client_info()
+        self.info = info if info is not None else spec.client_info()
 
     async def _complete(self, request: Request) -> CreateResult:
         raise CacheMissError(
@@ -210,8 +212,21 @@ class ClientFactory:
     def client(self, spec: ModelSpec, agent: str, meter: Meter) -> ChatCompletionClient:
         from autogen_ext.models.cache import ChatCompletionCache
 
-        inner: ChatCompletionClient = _Limited(self.base(spec, agent), self.limits(endpoint_of(spec)))
+        store = self.cache.store(spec) if self.cache is not None else None
+        inner: ChatCompletionClient = _Limited(self._base(spec, agent, store), self.limits(endpoint_of(spec)))
         inner = _Metered(inner, meter, billed=spec)
-        if self.cache is not None:
-            inner = ChatCompletionCache(inner, self.cache.store(spec))
+        if store is not None:
+            inner = ChatCompletionCache(inner, store)
         return _Metered(inner, meter, billed=None)
+
+    def _base(self, spec: ModelSpec, agent: str, store: Any) -> ChatCompletionClient:
+        """The client calls reach: a cache-only one reports the ``model_info`` kept with the calls (so no client is
+        built to learn it: a component's class is not even imported); a real one has its ``model_info`` kept."""
+        kept = getattr(store, "model_info", None)
+        if isinstance(self.base, CacheOnly) and callable(kept):
+            return _Refusing(spec, agent, kept())
+        client = self.base(spec, agent)
+        keep = getattr(store, "keep_model_info", None)
+        if callable(keep):
+            keep(client.model_info)
+        return client
