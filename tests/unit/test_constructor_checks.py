@@ -24,10 +24,12 @@ from moot import (
     Debate,
     Feedback,
     HumanInTheLoop,
+    PermissionPolicy,
     PlannerExecutor,
     Reflection,
     Role,
     RoleAgent,
+    Rule,
     TestCritic,
     builtin_tools,
     custom_role,
@@ -298,6 +300,15 @@ SCHEMAS: list[Case] = [
     ("plan-steps-int", lambda k: Plan(reasoning="r", steps=5), "steps"),
 ]
 
+TOOLS: list[Case] = [
+    ("rule-kind-bogus", lambda k: Rule("bogus"), "kind"),
+    ("rule-checks-string", lambda k: Rule("allow", "x"), "checks"),
+    ("rule-reason-int", lambda k: Rule("deny", (), 5), "reason"),
+    ("policy-rules-int", lambda k: PermissionPolicy(rules=5), "rules"),
+    ("policy-rule-string", lambda k: PermissionPolicy(rules={"run_python": "deny"}), "rules"),
+    ("policy-approver-string", lambda k: PermissionPolicy(approver="yes"), "approver"),
+]
+
 CASES = {
     "RoleAgent": ROLE_AGENT,
     "roles": ROLES,
@@ -309,6 +320,7 @@ CASES = {
     "TestCritic": TEST_CRITIC,
     "catalog": CATALOG,
     "schemas": SCHEMAS,
+    "tools": TOOLS,
 }
 ROWS = [
     pytest.param(call, argument, id=f"{group}-{name}")

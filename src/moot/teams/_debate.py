@@ -215,7 +215,10 @@ class Debate(MootTeam, Component[DebateConfig]):
     """Experts debate, an arbiter rules (see module docstring).
 
     ``arbiter`` is an LLM agent (a RoleAgent with the ``arbiter`` role, on any
-    model) or any :class:`moot.arbiters.Arbiter` such as ``MajorityVote()``.
+    model), any :class:`moot.arbiters.Arbiter` such as ``MajorityVote()``, or a
+    known arbiter's name (``"majority_vote"``; ``"model_arbiter"`` rules on the
+    first expert's model). An LLM arbiter's rationale must name the expert whose
+    argument decided the ruling; a reply that does not is fed back like any malformed one.
     ``options`` restricts answers and the decision to a fixed set;
     ``answer_pattern`` to strings matching a regular expression (such as
     :data:`moot.roles.NUMBER`, so a vote compares numbers). ``seed``

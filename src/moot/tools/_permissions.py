@@ -111,6 +111,15 @@ class Rule:
     reason: str = ""
     """Shown to the agent when the rule denies (``Rule.deny("no network in tests")``)."""
 
+    def __post_init__(self) -> None:
+        """A rule of an unknown kind, or checks that are not checks, is refused here, not at the tool call."""
+        if self.kind not in ("allow", "deny", "ask"):
+            raise ConfigError(f"Rule: kind must be one of allow, deny, ask, got {self.kind!r}")
+        if isinstance(self.checks, str) or not all(callable(c) for c in self.checks):
+            raise ConfigError("Rule: checks must be functions of the arguments or pydantic models, e.g. Rule.allow(f)")
+        if not isinstance(self.reason, str):
+            raise ConfigError(f"Rule: reason must be a string, got {type(self.reason).__name__}")
+
     @classmethod
     def allow(cls, *checks: ArgCheck) -> Rule:
         return cls("allow", checks)
@@ -131,6 +140,18 @@ class PermissionPolicy:
     rules: Mapping[str, Rule] = field(default_factory=dict)
     approver: Approver | None = None
     """Who answers ``ask`` rules; None: such calls are denied (nobody to approve them)."""
+
+    def __post_init__(self) -> None:
+        """Rules keyed by tool name, each a Rule, and an approver that can be called: else refused in one line."""
+        if not isinstance(self.rules, Mapping) or not all(
+            isinstance(k, str) and isinstance(r, Rule) for k, r in self.rules.items()
+        ):
+            raise ConfigError("PermissionPolicy: rules must map tool names to Rules, e.g. {'run_python': Rule.deny()}")
+        if self.approver is not None and not callable(getattr(self.approver, "approve", None)):
+            raise ConfigError(
+                f"PermissionPolicy: approver must be an Approver (e.g. CallbackApprover(fn)), "
+                f"got {type(self.approver).__name__}"
+            )
 
     def rule_for(self, tool: Tool) -> Rule:
         found = self.rules.get(tool.name)
