@@ -8,10 +8,8 @@ or suspended exits 3, one that fails exits 1 (see ``moot._exit_codes``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -22,13 +20,14 @@ from autogen_agentchat.base import TaskResult
 from rich.markup import escape
 
 from moot._exit_codes import (
+    COMPARE_EXIT_CODES_HELP,
     EXIT_CODES_HELP,
     FAILED,
     FINISHED,
-    INTERRUPTED,
-    TERMINATED,
+    Interrupted,
     exit_code,
     refuse,
+    run_until_signal,
     say_error,
 )
 from moot._extras import require
@@ -97,9 +96,37 @@ ArbiterOption = Annotated[
 PauseOption = Annotated[
     list[str], typer.Option("--pause-at", help="Pause for your feedback at: round, final (repeatable).")
 ]
+
+
+def _store_path(value: str | None) -> str | None:
+    """``--store``: a file in a directory that exists. A typo must not create a tree of folders (nor a store
+    inside one), so a missing folder is refused; the default store's folder is created as before."""
+    if value is None:
+        return None
+    path = Path(value)
+    if not value.strip():
+        raise typer.BadParameter("is empty; give the path of the run store file, e.g. ./runs.sqlite3")
+    if path.is_dir():
+        raise typer.BadParameter(f"{value} is a directory; give a file in it, e.g. {path / 'runs.sqlite3'}")
+    if not path.parent.is_dir():
+        state = "is not a directory" if path.parent.exists() else "does not exist"
+        raise typer.BadParameter(
+            f"the folder {path.parent} {state}; create it first, or give a store file in an existing folder"
+        )
+    return value
+
+
 StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store", help="Run store (SQLite) path; default $MOOT_STORE or the user data dir.", callback=_store_path
+    ),
+]
+"""The store a command writes (run, resume): its folder must exist."""
+ReadStoreOption = Annotated[
     str | None, typer.Option("--store", help="Run store (SQLite) path; default $MOOT_STORE or the user data dir.")
 ]
+"""The store a command only reads (runs, show): a missing one reads as empty, and nothing is created."""
 
 
 @app.callback()
@@ -135,18 +162,25 @@ MAX_TASK_BYTES = 1_000_000
 
 
 def _task_text(task: str | None, task_file: Path | None) -> str | None:
+    """The task given on the command line; None leaves the scenario's own. An empty or blank one is refused: it
+    would silently run the scenario's own task instead of the one the user meant to give."""
     if task is not None and task_file is not None:
         raise ConfigError("give --task or --task-file, not both")
     if task_file is None:
+        if task is not None and not task.strip():
+            raise ConfigError("--task is empty; give the task text, or leave --task out to run the scenario's own task")
         return task
     raw = read_bounded(task_file, "--task-file", MAX_TASK_BYTES)
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"--task-file {task_file} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start}); "
             "save it as UTF-8"
         ) from None
+    if not text.strip():
+        raise ConfigError(f"--task-file {task_file} is empty; write the task in it, or leave --task-file out")
+    return text
 
 
 @app.command(epilog=EXIT_CODES_HELP)
@@ -173,21 +207,22 @@ def resume(
     one a live process drives). Without a terminal, --approve or --feedback answers a feedback pause."""
     try:
         given = _given_feedback(approve, feedback)
-        found = RunStore.reader(store)  # a run to resume is looked up first: a missing store is not created
-        found.check()
-        record = _resumable(found, run_id, last)
-        if given is not None and record.status is not RunStatus.SUSPENDED:
-            raise ConfigError(
-                f"run {record.id} is not waiting for feedback (status {record.status}); --approve and --feedback "
-                "answer a run suspended at a feedback pause"
-            )
-        options = record.options
-        loaded = load_scenario(record.scenario or "").compose(options.get("roles", []), options.get("arbiter"))
-        team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
-        if given is not None:
-            team.human.feedback = AnswerOnce(team.human, given, then=team.human.feedback)
-        resumable_state(found, record.id)
-        found.close()
+        # a run to resume is looked up first (a missing store is not created), and the reader is closed on every
+        # path, so no refusal leaves -wal/-shm files beside the store
+        with contextlib.closing(RunStore.reader(store)) as found:
+            found.check()
+            record = _resumable(found, run_id, last)
+            if given is not None and record.status is not RunStatus.SUSPENDED:
+                raise ConfigError(
+                    f"run {record.id} is not waiting for feedback (status {record.status}); --approve and "
+                    "--feedback answer a run suspended at a feedback pause"
+                )
+            options = record.options
+            loaded = load_scenario(record.scenario or "").compose(options.get("roles", []), options.get("arbiter"))
+            team = _build(loaded, list(options.get("model_options", [])), store, list(options.get("pause_at", [])))
+            if given is not None:
+                team.human.feedback = AnswerOnce(team.human, given, then=team.human.feedback)
+            resumable_state(found, record.id)
         opened = RunStore.shared(store)
         opened.acquire(record.id)  # refused while another live process drives it
     except ConfigError as exc:
@@ -213,15 +248,15 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON 
 def runs(
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many runs to list (at least 1).")] = 20,
     as_json: JsonOption = False,
-    store: StoreOption = None,
+    store: ReadStoreOption = None,
 ) -> None:
     """List recent runs, newest first (reading the store only: nothing is created or written)."""
     try:
         if limit < 1:
             raise ConfigError(f"--limit must be at least 1, got {limit}")
-        opened = RunStore.reader(store)
-        records = opened.list(limit)
-        rounds = {r.id: completed_rounds(opened, r.id) for r in records}
+        with contextlib.closing(RunStore.reader(store)) as opened:  # closed: no -wal/-shm left beside the store
+            records = opened.list(limit)
+            rounds = {r.id: completed_rounds(opened, r.id) for r in records}
     except ConfigError as exc:
         raise refuse(str(exc)) from None
     if as_json:
@@ -243,7 +278,7 @@ def show(
     plot: Annotated[
         bool, typer.Option("--plot", help="Save a PNG: score or agreement per round, tokens per round.")
     ] = False,
-    store: StoreOption = None,
+    store: ReadStoreOption = None,
 ) -> None:
     """Show a run: transcript, scores or verdicts per round, stop reason, tokens per round."""
     try:
@@ -251,7 +286,8 @@ def show(
             raise ConfigError(
                 f"unexpected argument {path!r}: a PATH is only taken by --plot (moot show RUN_ID --plot PATH)"
             )
-        view = run_view(RunStore.reader(store), run_id)
+        with contextlib.closing(RunStore.reader(store)) as opened:  # closed on every path, errors too
+            view = run_view(opened, run_id)
         calls = _calls(view, store) if prompts else None
         chart = _save_plot(view, path or f"{run_id}.png") if plot else None
     except ConfigError as exc:
@@ -388,42 +424,18 @@ def run_scenario(
 def _drive(stream: AsyncIterator[object], team: MootTeam) -> TaskResult:
     """Render the run as it streams; end with its exit code: partial or suspended 3, failed 1 (one line), a
     refused key or a changed configuration 2."""
-    terminated = _Termination()
     try:
-        result = asyncio.run(_render(stream, team, terminated))
+        result = run_until_signal(_render(stream, team))
     except ConfigError as exc:  # e.g. the scenario's configuration changed since the run started
         raise refuse(str(exc)) from None
-    except KeyboardInterrupt:
-        raise _interrupted(team, INTERRUPTED) from None
-    except asyncio.CancelledError:
-        if not terminated.received:
-            raise
-        raise _interrupted(team, TERMINATED) from None
+    except Interrupted as stop:  # the team recorded the run as interrupted (and resumable) as it was cancelled
+        raise _interrupted(team, stop.code) from None
     except Exception as exc:
         raise _failed(exc, team) from None
     status = RunStore.shared(team.store_path).get(team.run_id).status if team.run_id else RunStatus.FINISHED
     if exit_code(status) != FINISHED:
         raise typer.Exit(exit_code(status))
     return result
-
-
-class _Termination:
-    """SIGTERM ends a run as Ctrl-C does: the running task is cancelled, so the team records the run as
-    interrupted (and resumable) before the process exits 143."""
-
-    def __init__(self) -> None:
-        self.received = False
-
-    def watch(self) -> None:
-        loop, task = asyncio.get_running_loop(), asyncio.current_task()
-        if task is None:
-            return
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers here (Windows, a thread)
-            loop.add_signal_handler(signal.SIGTERM, self._cancel, task)
-
-    def _cancel(self, task: asyncio.Task[Any]) -> None:
-        self.received = True
-        task.cancel()
 
 
 def _interrupted(team: MootTeam, code: int) -> typer.Exit:
@@ -445,11 +457,7 @@ def _failed(exc: Exception, team: MootTeam) -> typer.Exit:
     return typer.Exit(FAILED)
 
 
-async def _render(
-    stream: AsyncIterator[object], team: MootTeam | None = None, terminated: _Termination | None = None
-) -> TaskResult:
-    if terminated is not None:
-        terminated.watch()
+async def _render(stream: AsyncIterator[object], team: MootTeam | None = None) -> TaskResult:
     result: TaskResult | None = None
     announced = False
     async for item in stream:
@@ -487,7 +495,11 @@ def run_script(scenario: Scenario, argv: Sequence[str] | None = None) -> None:
         store: StoreOption = None,
         pause_at: PauseOption = [],  # noqa: B006
     ) -> None:
-        run_scenario(scenario, model, task, store=store, pause_at=pause_at)
+        try:
+            text = _task_text(task, None)
+        except ConfigError as exc:
+            raise refuse(str(exc)) from None
+        run_scenario(scenario, model, text, store=store, pause_at=pause_at)
 
     command(args=list(sys.argv[1:] if argv is None else argv), prog_name=f"{scenario.name}.py")
 
@@ -541,7 +553,7 @@ def list_scenarios(as_json: JsonOption = False) -> None:
     _list("scenarios", as_json)
 
 
-app.command(epilog=EXIT_CODES_HELP)(compare)
+app.command(epilog=COMPARE_EXIT_CODES_HELP)(compare)
 
 
 def main() -> None:

@@ -147,12 +147,12 @@ def test_a_base_url_that_is_no_url_is_refused_at_parse():
 
 
 def test_local_without_the_extra_is_refused_before_the_banner_or_the_store(tmp_path, without_local_extra):
-    store = tmp_path / "deep" / "runs.sqlite3"
+    store = tmp_path / "runs.sqlite3"
     one_line_refusal(
         *invoke("run", SCENARIO, "-m", "local", "--store", str(store)),
         "moot: error: the embedded model needs the 'local' extra (llama_cpp not installed): pip install 'moot[local]'",
     )
-    assert not store.parent.exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_key_the_provider_refuses_is_one_line_with_the_key_redacted():
@@ -294,3 +294,141 @@ def test_show_prompts_skips_torn_and_non_utf8_trace_lines(finished_run):
     assert "line 3: not UTF-8 (byte 0xe9 at column" in err
     assert f"line {len(lines) + 1}: torn or not a trace event" in err
     assert "add type hints" in out  # the readable calls still show
+
+
+# ------------------------------------------------------------------- issue 41: the last rough edges
+@pytest.mark.parametrize("command", [["run", SCENARIO, "-m", "scripted:deterministic"], ["resume", "--last"]])
+@pytest.mark.parametrize("depth", [("missing",), ("missing", "deeper")])
+def test_a_store_in_a_folder_that_does_not_exist_is_refused_and_creates_nothing(tmp_path, command, depth):
+    store = tmp_path.joinpath(*depth, "runs.sqlite3")
+    one_line_refusal(
+        *invoke(*command, "--store", str(store)),
+        f"moot: error: Invalid value for '--store': the folder {store.parent} does not exist; create it first",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_that_is_a_directory_or_under_a_file_is_refused(tmp_path):
+    one_line_refusal(
+        *invoke("run", SCENARIO, "-m", "scripted:deterministic", "--store", str(tmp_path)),
+        f"moot: error: Invalid value for '--store': {tmp_path} is a directory; give a file in it, e.g. "
+        f"{tmp_path / 'runs.sqlite3'}",
+    )
+    (tmp_path / "file").write_text("x")
+    one_line_refusal(
+        *invoke("run", SCENARIO, "-m", "scripted:deterministic", "--store", str(tmp_path / "file" / "r.sqlite3")),
+        f"moot: error: Invalid value for '--store': the folder {tmp_path / 'file'} is not a directory",
+    )
+
+
+@pytest.mark.parametrize("task", ["", "   ", "\n\t"])
+def test_an_empty_or_blank_task_is_refused_not_replaced_by_the_scenarios_own(tmp_path, task):
+    store = tmp_path / "runs.sqlite3"
+    one_line_refusal(
+        *invoke("run", SCENARIO, "-m", "scripted:deterministic", "--task", task, "--store", str(store)),
+        "moot: error: --task is empty; give the task text, or leave --task out to run the scenario's own task",
+    )
+    (tmp_path / "task.txt").write_text(task)
+    one_line_refusal(
+        *invoke(
+            "run",
+            SCENARIO,
+            "-m",
+            "scripted:deterministic",
+            "--task-file",
+            str(tmp_path / "task.txt"),
+            "--store",
+            str(store),
+        ),
+        f"moot: error: --task-file {tmp_path / 'task.txt'} is empty; write the task in it",
+    )
+    assert not store.exists()
+
+
+def test_a_scenario_script_refuses_an_empty_task_too(tmp_path):
+    import subprocess
+    import sys
+
+    store = tmp_path / "runs.sqlite3"
+    proc = subprocess.run(
+        [sys.executable, SCENARIO, "-m", "scripted:deterministic", "--task", " ", "--store", str(store)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    one_line_refusal(proc.returncode, proc.stdout, proc.stderr, "moot: error: --task is empty")
+    assert not store.exists()
+
+
+def _sidecars(store: Path) -> list[str]:
+    return sorted(p.name for p in store.parent.iterdir() if p.name.startswith(store.name + "-"))
+
+
+@pytest.fixture(scope="module")
+def finished_store(tmp_path_factory) -> tuple[Path, str]:
+    store = tmp_path_factory.mktemp("finished") / "runs.sqlite3"
+    proc = run_moot("run", SCENARIO, "-m", "scripted:deterministic", "--store", str(store))
+    assert proc.returncode == 0, proc.stderr
+    with contextlib.closing(RunStore.reader(store)) as reader:
+        (record,) = reader.list()
+    assert _sidecars(store) == []
+    return store, record.id
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "nope"],
+        ["show", "../../etc/passwd"],
+        ["show", ""],
+        ["show", "nope", "--prompts"],
+        ["show", "nope", "--json"],
+        ["show", "{run}", "extra"],
+        ["resume", "nope"],
+        ["resume", "--last"],
+        ["resume"],
+        ["resume", "{run}"],
+        ["resume", "{run}", "--approve"],
+        ["resume", "nope", "--feedback", "x"],
+        ["runs", "--limit", "0"],
+        ["show", "{run}"],
+        ["runs"],
+        ["show", "{run}", "--prompts"],
+    ],
+)
+def test_no_resume_or_show_path_leaves_wal_files_beside_the_store(finished_store, args):
+    store, run_id = finished_store
+    code, _, err = invoke(*[a.format(run=run_id) for a in args], "--store", str(store))
+    assert code in (0, 2), err
+    assert _sidecars(store) == [], (args, err)
+
+
+def test_resuming_a_run_another_process_drives_leaves_no_wal_files(tmp_path, finished_store):
+    import shutil
+    import time
+
+    store, run_id = tmp_path / "runs.sqlite3", finished_store[1]
+    shutil.copy(finished_store[0], store)
+    with contextlib.closing(sqlite3.connect(store)) as db:  # a live owner elsewhere, heartbeat now
+        db.execute(
+            "UPDATE runs SET status = 'interrupted', owner = '1@elsewhere', heartbeat_at = ? WHERE id = ?",
+            (time.time(), run_id),
+        )
+        db.commit()
+    proc = run_moot("resume", run_id, "--store", str(store))
+    assert proc.returncode == 2 and proc.stderr.startswith("moot: error:") and proc.stderr.count("\n") == 1, proc
+    assert _sidecars(store) == []
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all", None])
+def test_a_file_that_is_no_moot_store_leaves_no_wal_files(tmp_path, content):
+    store = tmp_path / "other.sqlite3"
+    if content is None:  # another program's SQLite file, in WAL mode
+        with contextlib.closing(sqlite3.connect(store)) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE t (x)")
+            db.commit()
+    else:
+        store.write_bytes(content)
+    for args in (["show", "x"], ["runs"], ["resume", "x"], ["resume", "--last"]):
+        proc = run_moot(*args, "--store", str(store))
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert _sidecars(store) == [], (args, proc.stderr)

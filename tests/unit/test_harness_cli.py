@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
+from pathlib import Path
 
 import pytest
 import typer
@@ -172,7 +175,9 @@ def test_help_names_the_ray_extra_and_the_exit_codes():
 
     text = " ".join(CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "400"}).stdout.split())
     assert "needs the [ray] extra" in text and "self-consistency[?k=N]" in text and "humaneval[:N]" in text
-    assert "Exit codes: 0 finished; 1 failed; 2 bad input (nothing run); 3 partial" in text
+    assert "Exit codes: 0 finished; 1 failed; 2 bad input (nothing run or written); 3 partial" in text
+    # compare goes on by running the same command again, not by moot resume (which takes a run id)
+    assert "run the same command again with the same --out" in text and "moot resume" not in text
 
 
 @pytest.mark.parametrize(
@@ -233,3 +238,115 @@ def test_a_cache_only_rerun_says_what_it_reproduced_and_a_miss_exits_3(tmp_path)
         "2 rows needed a call the cache does not hold and were left as they were; run without --cache-only"
         in more.stderr.replace("\n", " ")
     )
+
+
+# ------------------------------------------------------------------- issue 41: the last rough edges
+def test_a_cache_that_is_a_file_is_refused_up_front_and_writes_nothing(tmp_path):
+    suite = write_sums(tmp_path / "s.jsonl", 2)
+    a_file = tmp_path / "cache"
+    a_file.write_text("mine")
+    out = tmp_path / "out"
+    for cache, message in ((a_file, f"--cache {a_file} is a file;"), (a_file / "sub", f"is under {a_file}, a file;")):
+        result = invoke(str(suite), "-m", "scripted:deterministic", "--out", str(out), "--cache", str(cache))
+        refused(result, f"moot: error: --cache {cache} " if cache == a_file / "sub" else f"moot: error: {message}")
+        assert message in result.stderr
+    assert not out.exists() and a_file.read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("fields", "where"),
+    [
+        ({"tests": ["assert f(1) == 2 +"]}, "item 1: tests: test 1 is not valid Python"),
+        ({"tests": ["assert f(1) == 2", "def (:"]}, "item 1: tests: test 2 is not valid Python"),
+        ({"tests": ["assert f(1) == 2"], "visible_tests": ["assert f(1) =="]}, "item 1: visible_tests: test 1 is not"),
+    ],
+)
+def test_a_suite_whose_tests_do_not_compile_is_refused_before_anything_is_written(tmp_path, fields, where):
+    suite = tmp_path / "code.jsonl"
+    suite.write_text(json.dumps({"id": "c1", "input": "write f", "entry_point": "f", **fields}) + "\n")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    flags = ("-m", "scripted:deterministic", "--arms", "single", "--out", str(out), "--cache", str(cache))
+    refused(invoke(str(suite), *flags), f"moot: error: {suite} {where}")
+    assert not out.exists() and not cache.exists()
+
+
+@pytest.mark.parametrize("name", ["items", "items.jsonl", "items.yaml"])
+def test_a_directory_given_as_a_suite_says_it_is_a_directory(tmp_path, name):
+    folder = tmp_path / name
+    folder.mkdir()
+    write_sums(folder / "sums.jsonl", 1)
+    result = invoke(str(folder), "-m", "scripted:deterministic", "--out", str(tmp_path / "out"))
+    refused(result, f"moot: error: suite {str(folder)!r} is a directory; give a suite file (PATH.jsonl or PATH.yaml")
+    assert str(folder / "sums.jsonl") in result.stderr  # what in it would be valid
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cache_only_replay_without_the_rows_model_names_it_in_one_line(tmp_path):
+    suite = write_sums(tmp_path / "sums.jsonl", 3)
+    out = tmp_path / "out"
+    arms = ("--arms", "single,debate")
+    first = invoke(str(suite), *arms, "-m", "scripted:deterministic", "-m", "judge=scripted:deterministic",
+                   "--out", str(out))  # fmt: skip
+    assert first.exit_code == 0, first.output
+    before = (out / "results.sqlite3").read_bytes()
+    for flags in (["--rerun", "--cache-only"], ["--cache-only"]):
+        result = invoke(str(suite), *arms, "--out", str(out), *flags)
+        refused(
+            result,
+            f"moot: error: --cache-only: the rows of {suite} in {out} were computed with scripted:deterministic "
+            f"(judge: scripted:deterministic), not local; to replay them, give --model scripted:deterministic "
+            f"--model judge=scripted:deterministic",
+        )
+        assert "row failed" not in result.output
+    assert (out / "results.sqlite3").read_bytes() == before
+    named = invoke(str(suite), *arms, "--out", str(out), "--rerun", "--cache-only", "-m", "scripted:deterministic",
+                   "-m", "judge=scripted:deterministic")  # fmt: skip
+    assert named.exit_code == 0, named.output
+    assert "6 rows reproduced from the cache exactly" in named.stdout.replace("\n", " ")
+
+
+def test_the_resume_command_is_the_same_command_with_its_out():
+    from moot.harness._cli import compare_command
+    from moot.harness.jobs._runner import CompareOptions
+
+    options = CompareOptions(
+        suite="my suite.jsonl[:5]", arms=["single", "debate?experts=3"], models=["local", "judge=openai:gpt-4o"],
+        out=Path("o u t"), concurrency=4, k=None, cache=Path("c"), rerun=True, seed=7,
+    )  # fmt: skip
+    command = compare_command(options)
+    assert command == (
+        "moot compare 'my suite.jsonl[:5]' --arms 'single,debate?experts=3' --model local --model "
+        "judge=openai:gpt-4o --out 'o u t' --concurrency 4 --cache c --rerun --seed 7"
+    )
+    assert compare_command(CompareOptions(suite="s.jsonl", arms=["single"], out=Path("o"), use_cache=False)) == (
+        "moot compare s.jsonl --arms single --out o --no-cache"
+    )
+
+
+def test_progress_at_a_terminal_has_a_bar_per_arm_with_count_rate_and_eta(tmp_path):
+    import io
+
+    from rich.progress import Progress
+
+    from moot.boundary import TerminalConsole
+    from moot.harness._cli import PROGRESS_COLUMNS, _Bar
+    from moot.harness.jobs._runner import CompareOptions, run_comparison
+
+    suite = write_sums(tmp_path / "sums.jsonl", 3)
+    screen = io.StringIO()
+    console = TerminalConsole(file=screen, force_terminal=True, width=100, color_system=None)
+    options = CompareOptions(suite=str(suite), arms=["single", "reflection"], models=["scripted:deterministic"],
+                             out=tmp_path / "out")  # fmt: skip
+    with Progress(*PROGRESS_COLUMNS, console=console, auto_refresh=False) as progress:
+        bar = _Bar(progress)
+        asyncio.run(run_comparison(options, progress=bar))
+        counts = {task.description.replace(" ", ""): (task.completed, task.total) for task in progress.tasks}
+        progress.refresh()
+    assert counts == {"single": (3, 3), "reflection": (3, 3), "[bold]allarms[/]": (6, 6)}
+    shown = screen.getvalue()
+    for text in ("single", "reflection", "all arms", "3/3", "6/6", "rows/min", "done"):
+        assert text in shown, shown
+    # a second invocation finds every row finished: its bars start full, and no rate is made up
+    with Progress(*PROGRESS_COLUMNS, console=console, auto_refresh=False) as progress:
+        asyncio.run(run_comparison(options, progress=_Bar(progress)))
+        assert [(t.completed, t.total, t.fields["before"]) for t in progress.tasks] == [(3, 3, 3)] * 2 + [(6, 6, 6)]

@@ -208,6 +208,7 @@ def test_a_run_with_store_writes_its_trace_next_to_that_store(tmp_path, monkeypa
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"generator": ["def f(): ..."], "critic": [make_critique(90).model_dump()]}))
     store = tmp_path / "elsewhere" / "runs.sqlite3"
+    store.parent.mkdir()  # (moot run refuses a store whose folder does not exist)
     code, _, _ = invoke("run", "code_review", "-m", f"scripted:{script}", "--store", str(store))
     assert code == 0
     (run,) = json.loads(invoke("runs", "--json", "--store", str(store))[1])

@@ -3,25 +3,44 @@
 Bad input is one line on stderr and exit code 2, before any model call or
 file is written; failed rows leave the report written and exit 3 (partial:
 re-run the same command to retry them), as ``moot._exit_codes`` documents.
+Ctrl-C or SIGTERM stops it at once (exit 130 or 143) with one line: what is
+saved, and the same command, which goes on from the rows already finished.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
+import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from pydantic import ValidationError
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
-from moot._exit_codes import PARTIAL, refuse
+from moot._exit_codes import INTERRUPTED, PARTIAL, Interrupted, refuse, run_until_signal
 from moot.boundary import TerminalConsole
 from moot.errors import ConfigError
 from moot.harness.jobs._results import ResultRow
-from moot.harness.jobs._runner import CompareOptions, Comparison, PreparedComparison, prepare_comparison
+from moot.harness.jobs._runner import (
+    RESULTS_FILE,
+    CompareOptions,
+    Comparison,
+    PreparedComparison,
+    prepare_comparison,
+)
 from moot.harness.reports._render import pairs_table, rounds_table, tables, terminal_table
 from moot.harness.reports._report import build_report
 from moot.harness.reports._write import write_report
@@ -33,28 +52,88 @@ out_console = TerminalConsole()
 err_console = TerminalConsole(stderr=True)
 
 
+def row_rate(task: Task) -> float | None:
+    """Rows per second this invocation computed for ``task`` (rows finished before it started do not count)."""
+    computed = task.completed - task.fields.get("before", 0)
+    elapsed = task.elapsed
+    return computed / elapsed if computed > 0 and elapsed else None
+
+
+class _Rate(ProgressColumn):
+    """Rows finished per minute (per hour when slower)."""
+
+    def render(self, task: Task) -> Text:
+        rate = row_rate(task)
+        if rate is None:
+            return Text("– rows/min", style="progress.data.speed")
+        per_minute = rate * 60
+        shown = f"{per_minute:.1f} rows/min" if per_minute >= 1 else f"{per_minute * 60:.1f} rows/h"
+        return Text(shown, style="progress.data.speed")
+
+
+class _Eta(ProgressColumn):
+    """The time left at the rate so far: ``eta 0:12:30``, or ``eta –`` before the first row."""
+
+    def render(self, task: Task) -> Text:
+        rate = row_rate(task)
+        if task.total is not None and task.completed >= task.total:
+            return Text("done", style="progress.remaining")
+        if rate is None or task.total is None:
+            return Text("eta –", style="progress.remaining")
+        left = int((task.total - task.completed) / rate)
+        return Text(f"eta {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d}", style="progress.remaining")
+
+
+PROGRESS_COLUMNS = (
+    TextColumn("{task.description}"), BarColumn(bar_width=24), MofNCompleteColumn(), _Rate(), TimeElapsedColumn(),
+    _Eta(),
+)  # fmt: skip
+"""A live bar per arm (and one for all arms): done/total, rows per minute, elapsed time, and the time left (at the
+mean rate of this invocation: rows of a code suite take minutes each, and a short window would make it jump)."""
+_ALL = "all arms"
+
+
 class _Bar:
-    """ProgressSink on a rich progress bar; failed rows are printed as they happen."""
+    """ProgressSink on rich progress bars, one per arm; failed rows are printed as they happen, and a log (output
+    that is not a terminal) gets one plain line per row instead of live bars."""
 
     def __init__(self, progress: Progress) -> None:
         self.progress = progress
-        self.task: object | None = None
+        self.tasks: dict[str, TaskID] = {}
         self.header = ""
 
     def start(self, phase: str, total: int, done: int) -> None:
         if self.header:  # printed once the options proved valid, so bad input stays one line
             self.progress.console.print(self.header)
             self.header = ""
-        self.task = self.progress.add_task(phase, total=total, completed=done)
+
+    def start_arms(self, phase: str, arms: Mapping[str, tuple[int, int]]) -> None:
+        """A bar per arm of this phase (``label: (rows, finished)``) and, for several arms, one for all of them."""
+        self.start(phase, 0, 0)
+        for task in self.tasks.values():
+            self.progress.update(task, visible=False)
+        self.tasks = {}
+        width = max((len(label) for label in [*arms, _ALL]), default=0)
+        for label, (total, done) in arms.items():
+            self.tasks[label] = self.progress.add_task(
+                escape(label.ljust(width)), total=total, completed=done, before=done
+            )
+        if len(arms) > 1:
+            total, done = sum(t for t, _ in arms.values()), sum(d for _, d in arms.values())
+            self.tasks[_ALL] = self.progress.add_task(
+                f"[bold]{_ALL.ljust(width)}[/]", total=total, completed=done, before=done
+            )
 
     def advance(self, row: ResultRow) -> None:
-        mark = "✗ failed" if row.status == "error" else f"score {row.score:g}"
-        self.progress.update(self.task, advance=1, description=escape(f"{row.item} · {row.arm} · {mark}"))  # type: ignore[arg-type]
+        for label in (row.arm, _ALL):
+            if label in self.tasks:
+                self.progress.advance(self.tasks[label])
         if row.status == "error":
             self.progress.console.print(
                 f"[red]row failed[/] {escape(f'{row.item} × {row.arm}: {row.error}')}", markup=True
             )
         elif not self.progress.console.is_terminal:  # a log file gets no live bar: one line per row instead
+            mark = f"score {row.score:g}"
             # a replayed row carries its paid run's billed calls and time: say so, or they read as this run's
             paid = " · replayed from the cache; as paid:" if "replayed_at" in row.metrics else " ·"
             self.progress.console.print(
@@ -82,10 +161,8 @@ def default_out(suite: str) -> Path:
 
 async def _run(runner: PreparedComparison) -> Comparison:
     options = runner.options
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("eta"), TimeRemainingColumn())  # fmt: skip
     try:
-        with Progress(*columns, console=out_console, transient=False) as progress:
+        with Progress(*PROGRESS_COLUMNS, console=out_console, transient=False) as progress:
             bar = _Bar(progress)
             bar.header = "[bold]moot compare[/] " + escape(
                 f"{options.suite} · arms: {', '.join(options.arms)} · out: {options.out}"
@@ -171,6 +248,7 @@ def compare(
     ] = 1.0,
 ) -> None:
     """Compare arms (debate, self-consistency, critics) on a suite: accuracy, cost, and whether it is significant."""
+    runner: PreparedComparison | None = None
     try:
         options = CompareOptions(
             suite=suite, arms=[a.strip() for a in arms.split(",") if a.strip()], models=model, concurrency=concurrency,
@@ -179,9 +257,13 @@ def compare(
             ray_address=ray_address, ray_cpus_per_job=ray_cpus_per_job,
         )  # fmt: skip
         runner = prepare_comparison(options)  # all bad input is refused here, before any output
-        comparison = asyncio.run(_run(runner))
+        comparison = run_until_signal(_run(runner))
     except (ConfigError, ValidationError) as exc:
         raise refuse(str(exc) if isinstance(exc, ConfigError) else _one_line(exc)) from None
+    except KeyboardInterrupt:  # Ctrl-C before the rows started (while the suite or the models loaded)
+        raise _stopped(Interrupted(INTERRUPTED, "Ctrl-C"), runner) from None
+    except Interrupted as stop:
+        raise _stopped(stop, runner) from None
     report = build_report(comparison, seed=seed)
     files = write_report(report, options.out)
     rounds = rounds_table(report)
@@ -209,6 +291,52 @@ def compare(
         err_console.print(f"{comparison.failed} rows failed; run the same command again to retry them")
     if comparison.failed or comparison.missed:
         raise typer.Exit(PARTIAL)
+
+
+def _stopped(stop: Interrupted, runner: PreparedComparison | None) -> typer.Exit:
+    """A comparison stopped by Ctrl-C or SIGTERM: one line saying what is saved and the command that goes on; exit
+    130 or 143. (The runner is closed by then: every finished row is in the results file.)"""
+    if runner is None:
+        say_stopped(f"moot compare stopped ({stop.how}) before any row ran; nothing was saved")
+        return typer.Exit(stop.code)
+    result, options = runner.result, runner.options
+    saved = result.reused + result.computed
+    this_run = f"{result.computed} by this run" + (f", {result.failed} failed" if result.failed else "")
+    say_stopped(
+        f"moot compare stopped ({stop.how}); {saved} finished rows are saved in {options.out / RESULTS_FILE} "
+        f"({this_run}); to go on, run the same command again: {compare_command(options)}"
+    )
+    return typer.Exit(stop.code)
+
+
+def say_stopped(line: str) -> None:
+    """One line on stderr, whatever its length (outside text in it is printed as it is, never as markup)."""
+    err_console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+_FLAGS = {
+    "concurrency": "--concurrency", "k": "--k", "compute_matched": "--compute-matched", "cache": "--cache",
+    "use_cache": "--no-cache", "rerun": "--rerun", "cache_only": "--cache-only", "report_only": "--report-only",
+    "rescore": "--rescore", "seed": "--seed", "executor": "--executor", "ray_address": "--ray-address",
+    "ray_cpus_per_job": "--ray-cpus-per-job",
+}  # fmt: skip
+"""Each option of ``CompareOptions`` past the suite, arms, models and output, as ``moot compare`` spells it."""
+
+
+def compare_command(options: CompareOptions) -> str:
+    """The ``moot compare`` command line that gives ``options`` (shell-quoted): running it again goes on where it
+    stopped, because the same options always mean the same rows and the same --out holds the finished ones."""
+    words = ["moot", "compare", options.suite, "--arms", ",".join(options.arms)]
+    for spec in options.models:
+        words += ["--model", spec]
+    words += ["--out", str(options.out)]
+    defaults = CompareOptions.model_fields
+    for name, flag in _FLAGS.items():
+        value = getattr(options, name)
+        if value == defaults[name].default:
+            continue
+        words += [flag] if isinstance(value, bool) else [flag, str(value)]
+    return shlex.join(words)
 
 
 def replay_line(comparison: Comparison) -> str:

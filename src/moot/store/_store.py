@@ -394,8 +394,13 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
         db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         migrate(db)
         return db
-    # (a read-only folder, whose WAL reader cannot make its shared-memory file, is read as the file it is)
-    db = open_sqlite(path, "run store", read_only=True, max_value_bytes=_STATE_BOUNDS.max_bytes)
+    if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK):
+        # A plain connection that may only read (query_only): the last to close tidies the -wal and -shm files
+        # away, where a mode=ro one leaves them beside the store after every moot show or moot runs.
+        db = open_sqlite(path, "run store", read_only=False, max_value_bytes=_STATE_BOUNDS.max_bytes)
+        db.execute("PRAGMA query_only=ON")
+    else:  # (a read-only folder, whose WAL reader cannot make its shared-memory file, is read as the file it is)
+        db = open_sqlite(path, "run store", read_only=True, max_value_bytes=_STATE_BOUNDS.max_bytes)
     db.isolation_level = None
     return db
 

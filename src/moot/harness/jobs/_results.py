@@ -256,6 +256,22 @@ class ResultStore:
             rows.append(self._row(tuple(values)))
         return rows
 
+    def models_used(self, suite: str, arms: Iterable[str]) -> list[dict[str, str]]:
+        """The distinct model labels (``{"base": SPEC, ROLE: SPEC}``) of this suite's rows for these arm labels, most
+        rows first: what a command must name with ``--model`` to find those rows again."""
+        arms = list(arms)
+        if not arms:
+            return []
+        query = (
+            f"SELECT models, COUNT(*) FROM rows WHERE suite = ? AND arm IN ({', '.join('?' * len(arms))}) "
+            "GROUP BY models ORDER BY COUNT(*) DESC"
+        )
+        found = []
+        for text, _ in self._read(query, (suite, *arms)):
+            models = load_json_as(text, f"results file {self.path}: column models", dict, JSON_BOUNDS)
+            found.append({str(role): str(spec) for role, spec in models.items()})
+        return found
+
     def _read(self, query: str, params: Sequence[Any]) -> list[Any]:
         try:
             return self._db.execute(query, params).fetchall()

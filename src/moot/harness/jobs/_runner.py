@@ -21,10 +21,11 @@ keeping every finished row.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,6 +47,7 @@ from moot.roles import RoleModels, parse_model_options
 from moot.sandbox import SandboxRunner, run_tests
 
 __all__ = [
+    "ArmProgressSink",
     "CompareOptions",
     "ComparedArm",
     "Comparison",
@@ -146,9 +148,19 @@ class Comparison:
 
 
 class ProgressSink(Protocol):
+    """Told how many rows a phase holds (``start``) and of each row as it is recorded (``advance``). A sink that
+    also has ``start_arms`` (:class:`ArmProgressSink`) is told the counts per arm as well."""
+
     def start(self, phase: str, total: int, done: int) -> None: ...
 
     def advance(self, row: ResultRow) -> None: ...
+
+
+@runtime_checkable
+class ArmProgressSink(ProgressSink, Protocol):
+    def start_arms(self, phase: str, arms: Mapping[str, tuple[int, int]]) -> None:
+        """Per arm label of the phase: (rows, rows already finished), called before the phase's first row."""
+        ...
 
 
 class _Quiet:
@@ -213,6 +225,7 @@ class PreparedComparison:
             for spec in specs:  # (Ray workers may hold extras and keys the driver lacks; a report calls nothing)
                 spec.check()
         check_out_dir(options.out)
+        check_cache_dir(options)
         self.base, self.sandbox = base, sandbox
         self.executor = make_executor(options, specs, base, sandbox)
         try:
@@ -222,11 +235,29 @@ class PreparedComparison:
             self.executor.close()
             raise
         self.result = Comparison(options, self.suite, self.arms, self.labels, role_models=self.models)
+        if options.cache_only:
+            self._check_cached_models()
         if options.report_only and not self._anything_to_report():
             self.close()
             raise ConfigError(
                 f"--report-only: {options.out} holds no finished row of {options.suite} with these arms; "
                 "run the comparison first (the same command without --report-only)"
+            )
+
+    def _check_cached_models(self) -> None:
+        """A cache-only run whose ``--model`` matches none of the rows it would replay, while the file holds rows of
+        the same suite and arms under other models, could only miss the cache on every row: say up front which
+        models the rows used and how to name them (one line), instead of one failure per row."""
+        keys = [self._key(r) for r in self.arms if not r.matched]
+        if self.store.rows(self.suite.key, keys, [i.id for i in self.suite.items]):
+            return
+        used = [m for m in self.store.models_used(self.suite.key, [r.label for r in self.arms]) if m != self.labels]
+        if used:
+            self.close()
+            raise ConfigError(
+                f"--cache-only: the rows of {self.options.suite} in {self.options.out} were computed with "
+                f"{describe_models(used[0])}, not {describe_models(self.labels)}; to replay them, give "
+                f"{model_flags(used[0])}"
             )
 
     def _anything_to_report(self) -> bool:
@@ -320,6 +351,10 @@ class PreparedComparison:
         total = len(self.suite.items) * len(arms)
         finished = sum(item.id in done[compared.key] for item in self.suite.items for compared in arms)
         self.result.reused += finished - sum(job.item.id in done[job.key] for job in todo)
+        if isinstance(self.progress, ArmProgressSink):
+            left = {r.label: sum(job.label == r.label for job in todo) for r in arms}
+            self.progress.start_arms(phase, {r.label: (len(self.suite.items), len(self.suite.items) - left[r.label])
+                                             for r in arms})  # fmt: skip
         self.progress.start(phase, total, total - len(todo))
         if todo:
             await self.executor.run(todo, self._finish)
@@ -369,6 +404,19 @@ class PreparedComparison:
         return old
 
 
+def describe_models(labels: dict[str, str]) -> str:
+    """Model labels as a reader names them: ``scripted:deterministic``, or ``local (judge: openai:gpt-4o-mini)``."""
+    roles = ", ".join(f"{role}: {spec}" for role, spec in labels.items() if role != "base")
+    return f"{labels.get('base', '?')}{f' ({roles})' if roles else ''}"
+
+
+def model_flags(labels: dict[str, str]) -> str:
+    """The ``--model`` options that give a comparison these model labels (the inverse of ``_model_labels``)."""
+    flags = [f"--model {shlex.quote(labels['base'])}"] if "base" in labels else []
+    flags += [f"--model {shlex.quote(f'{role}={spec}')}" for role, spec in labels.items() if role != "base"]
+    return " ".join(flags)
+
+
 def _check_flags(options: CompareOptions) -> None:
     """Refuse options that contradict each other (each alone is valid), before anything is read or written."""
     if options.cache is not None and not options.use_cache:
@@ -390,14 +438,24 @@ def _check_flags(options: CompareOptions) -> None:
 
 def check_out_dir(out: Path) -> None:
     """Refuse an output directory that is a file or cannot be written, before anything is created in it."""
-    existing = next(p for p in (out, *out.parents) if p.exists())
+    _check_writable_dir(out, "--out", "it holds results.sqlite3, the cache, traces and reports")
+
+
+def check_cache_dir(options: CompareOptions) -> None:
+    """Refuse a ``--cache`` that is a file or cannot be written, before anything is created: every row would fail
+    on it, and running the same command again could not help."""
+    if options.cache is not None and options.use_cache:
+        _check_writable_dir(options.cache, "--cache", "it holds one call cache per model")
+
+
+def _check_writable_dir(path: Path, flag: str, holds: str) -> None:
+    """``path`` is (or can be made) a directory this process may write: else one ConfigError naming ``flag``."""
+    existing = next(p for p in (path, *path.parents) if p.exists())
     if not existing.is_dir():
-        where = "is a file" if existing == out else f"is under {existing}, a file"
-        raise ConfigError(
-            f"--out {out} {where}; give a directory (it holds results.sqlite3, the cache, traces and reports)"
-        )
+        where = "is a file" if existing == path else f"is under {existing}, a file"
+        raise ConfigError(f"{flag} {path} {where}; give a directory ({holds})")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise ConfigError(f"--out {out}: {existing} is not writable; give a directory you can write")
+        raise ConfigError(f"{flag} {path}: {existing} is not writable; give a directory you can write")
 
 
 def make_executor(

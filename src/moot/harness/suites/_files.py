@@ -29,8 +29,9 @@ from moot.harness.suites._items import CodeTask, Item, Scorer, Suite
 from moot.harness.suites._scorers import CodeTests, ExactMatch, LLMJudge, NumericMatch, OptionMatch, RegexMatch
 from moot.harness.suites._selectors import SpecParts
 from moot.roles import NUMBER
+from moot.sandbox import validate_tests
 
-__all__ = ["FILE_SUFFIXES", "MAX_ITEM_BYTES", "SCORING_KINDS", "file_suite"]
+__all__ = ["FILE_SUFFIXES", "MAX_ITEM_BYTES", "SCORING_KINDS", "file_suite", "suite_file"]
 
 FILE_SUFFIXES = (".jsonl", ".yaml", ".yml")
 SCORING_KINDS = ("exact", "regex", "numeric", "judge", "tests")
@@ -112,6 +113,24 @@ _Yaml12Loader.add_implicit_resolver(
 )
 
 
+def suite_file(name: str) -> Path:
+    """The suite file ``name`` names, or a one-line ConfigError saying what it is instead (missing, a directory,
+    not a regular file) and what is valid, before anything reads it or writes for it."""
+    path = Path(name).expanduser()
+    valid = f"give a suite file ({' or '.join('PATH' + s for s in FILE_SUFFIXES)})"
+    if path.is_dir():
+        listed = sorted(p.name for p in path.iterdir() if p.suffix in FILE_SUFFIXES and p.is_file())[:3]
+        inside = f", e.g. {path / listed[0]}" if listed else ""
+        raise ConfigError(f"suite {name!r} is a directory; {valid}{inside}")
+    if not path.exists():
+        raise ConfigError(f"suite file {name!r} does not exist; {valid} or a named suite")
+    if not path.is_file():
+        raise ConfigError(f"suite {name!r} is not a regular file; {valid}")
+    if path.suffix not in FILE_SUFFIXES:
+        raise ConfigError(f"suite file {name!r} has no suite suffix; {valid}")
+    return path
+
+
 def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
     """The raw items and the file-wide defaults."""
     if path.suffix == ".jsonl":
@@ -171,7 +190,7 @@ def _scorer(item: FileItem, where: str) -> Scorer:
     if kind == "tests":
         if not item.tests:
             raise ConfigError(f"{where}: scoring 'tests' needs a non-empty 'tests' list")
-        return CodeTests(tuple(item.tests))
+        return CodeTests(tuple(_compiled(item.tests, where, "tests")))
     if item.options and kind == "exact" and expected is not None:
         return OptionMatch(expected, tuple(item.options))
     if kind == "judge":
@@ -193,6 +212,15 @@ def _scorer(item: FileItem, where: str) -> Scorer:
     return ExactMatch(expected)
 
 
+def _compiled(tests: list[str], where: str, field: str) -> list[str]:
+    """``tests`` if each one is valid Python: checked when the suite loads, so a test that cannot compile is refused
+    before any results file or cache exists, not at its first row."""
+    try:
+        return validate_tests(tests)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {field}: {exc}") from None
+
+
 def _code_task(item: FileItem, where: str) -> CodeTask | None:
     if not item.tests:
         return None
@@ -200,7 +228,8 @@ def _code_task(item: FileItem, where: str) -> CodeTask | None:
         raise ConfigError(f"{where}: a code item (with 'tests') needs 'entry_point', the function to test")
     stub = item.stub or ""
     examples = docstring_examples(stub, item.entry_point)
-    visible = tuple(item.visible_tests or (e.test for e in examples)) or (f"assert callable({item.entry_point})",)
+    visible = tuple(_compiled(item.visible_tests, where, "visible_tests") if item.visible_tests else ())
+    visible = visible or tuple(e.test for e in examples) or (f"assert callable({item.entry_point})",)
     return CodeTask(item.entry_point, stub, visible, tuple(e.call for e in examples))
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from moot.errors import ConfigError
-from moot.harness.suites._files import FILE_SUFFIXES, file_suite
+from moot.harness.suites._files import FILE_SUFFIXES, file_suite, suite_file
 from moot.harness.suites._gym import gym_suite
 from moot.harness.suites._humaneval import humaneval_suite
 from moot.harness.suites._items import Suite
@@ -42,10 +42,7 @@ def load_suite(spec: str) -> Suite:
         return gym_suite(task, parts, spec)
     if name in _SUITES:
         return _SUITES[name](parts, spec)
-    if name.endswith(FILE_SUFFIXES):
-        path = Path(name).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"suite file {name!r} does not exist")
-        return file_suite(path, parts, spec)
+    if name.endswith(FILE_SUFFIXES) or Path(name).expanduser().is_dir():
+        return file_suite(suite_file(name), parts, spec)
     extra = f"; registered: {', '.join(sorted(_SUITES))}" if _SUITES else ""
     raise ConfigError(f"unknown suite {spec!r}; valid forms: {SUITE_FORMS}{extra}")
