@@ -497,3 +497,17 @@ def test_an_openai_spec_refusal_names_its_own_key_variable(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     default = ModelSpec.parse("openai:gpt-4o-mini").client()
     assert default.credentials == "the key in $OPENAI_API_KEY (or the spec's api_key_env)"  # type: ignore[attr-defined]
+
+
+def test_a_refusal_the_retry_layer_did_not_see_names_the_key_of_the_sdk_that_raised_it():
+    from moot.models import refusal
+
+    assert (refusal(status_error(401, openai.AuthenticationError)) or "").endswith(
+        "check the key in $OPENAI_API_KEY (or the spec's api_key_env)"
+    )
+    assert (refusal(sdk_error("anthropic", "AuthenticationError", status_code=401)) or "").endswith(
+        "check the key in $ANTHROPIC_API_KEY"
+    )
+    assert (refusal(sdk_error("somesdk.errors", "Forbidden", status=403)) or "").endswith(
+        "check the provider's API key (the spec's api_key_env, or the key its client config sets)"
+    )

@@ -163,9 +163,17 @@ def refusal(exc: BaseException) -> str | None:
         if status in _REFUSALS:
             model, where = getattr(fault, _REFUSED_BY, (None, None))
             who = f"model {model}" if model else "the provider"
-            check = where or "the provider's API key (the spec's api_key_env, or the key its client config sets)"
+            check = where or _KEY_OF_SDK.get(type(fault).__module__.partition(".")[0], _ANY_KEY)
             return f"{who} {_REFUSALS[status]}: {' '.join(str(fault).split())}; check {check}"
     return None
+
+
+_KEY_OF_SDK = {
+    "openai": "the key in $OPENAI_API_KEY (or the spec's api_key_env)",
+    "anthropic": "the key in $ANTHROPIC_API_KEY",
+}
+"""Where an SDK reads its key, by the SDK whose exception it is: for a refusal the retry layer did not see."""
+_ANY_KEY = "the provider's API key (the spec's api_key_env, or the key its client config sets)"
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
