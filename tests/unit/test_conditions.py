@@ -11,6 +11,7 @@ from autogen_agentchat.messages import StopMessage, TextMessage
 from autogen_core.models import RequestUsage
 
 from moot.conditions import (
+    AtRoundEnd,
     Consensus,
     CostBudget,
     MaxRounds,
@@ -21,6 +22,8 @@ from moot.conditions import (
     TokenBudget,
     WallClock,
     default_stop,
+    stored_stop,
+    unstored_parts,
 )
 from moot.errors import ConfigError
 from moot.messages import RoundCompleted
@@ -193,12 +196,53 @@ async def test_and_stops_only_when_all_have_fired_and_reset_clears_all():
         (NoProgress, 0, "NoProgress(window=0): input should be greater than 0"),
         (TokenBudget, -1, "TokenBudget(max_tokens=-1): input should be greater than 0"),
         (WallClock, 0, "WallClock(seconds=0): input should be greater than 0"),
+        # a typed argument is taken strictly: a string, a bool or a fractional count is not quietly coerced
+        (MaxRounds, "3", "MaxRounds(rounds='3'): input should be a valid integer"),
+        (MaxRounds, True, "MaxRounds(rounds=True): input should be a valid integer"),
+        (MaxRounds, 2.5, "MaxRounds(rounds=2.5): input should be a valid integer"),
+        (MaxSteps, "4", "MaxSteps(steps='4'): input should be a valid integer"),
+        (ScoreThreshold, "85", "ScoreThreshold(threshold='85'): input should be a valid number"),
+        (NoImprovement, "2", "NoImprovement(patience='2'): input should be a valid integer"),
+        (NoProgress, None, "NoProgress(window=None): input should be a valid integer"),
+        (TokenBudget, "40000", "TokenBudget(max_tokens='40000'): input should be a valid integer"),
+        (WallClock, "60", "WallClock(seconds='60'): input should be a valid number"),
+        (Consensus, "0.5", "Consensus(threshold='0.5'): input should be a valid number"),
+        (CostBudget, -1, "CostBudget(usd=-1): input should be greater than 0"),
+        (CostBudget, "1", "CostBudget(usd='1'): input should be a valid number"),
+        (AtRoundEnd, "max_rounds(3)", "AtRoundEnd(condition='max_rounds(3)'): a termination condition is needed"),
+        (lambda bad: WallClock(5, clock=bad), 3, "WallClock(clock=3): a clock is a function"),
     ],
 )  # fmt: skip
 def test_bad_arguments_are_one_clear_line_at_construction(make, bad, message):
     with pytest.raises(ConfigError) as info:
         make(bad)
     assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("make", "field"), [(ScoreThreshold, "threshold"), (WallClock, "seconds"), (CostBudget, "usd")]
+)
+def test_a_whole_number_is_taken_where_a_number_is_asked_for(make, field):
+    assert make(5).dump_component().config == make(5.0).dump_component().config == {field: 5.0}
+
+
+def test_a_stop_that_cannot_be_dumped_is_stored_part_by_part_with_the_class_of_each_unstorable_part():
+    from autogen_agentchat.conditions import FunctionalTermination
+
+    stop = MaxRounds(2) | (TokenBudget(10) & FunctionalTermination(lambda messages: False))
+    assert stored_stop(stop) == {
+        "any_of": [
+            MaxRounds(2).dump_component().model_dump(mode="json"),
+            {"all_of": [
+                TokenBudget(10).dump_component().model_dump(mode="json"),
+                {"unstored": "autogen_agentchat.conditions._terminations.FunctionalTermination"},
+            ]},
+        ]
+    }  # fmt: skip
+    assert unstored_parts(AtRoundEnd(stop)) == ["FunctionalTermination"]
+    assert stored_stop(MaxRounds(2)) == MaxRounds(2).dump_component().model_dump(mode="json")
+    assert unstored_parts(MaxRounds(2) | TokenBudget(9)) == []
 
 
 @pytest.mark.parametrize("other", [5, "max", None])

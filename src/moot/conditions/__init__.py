@@ -12,6 +12,7 @@ from moot.conditions._progress import NoProgress
 from moot.conditions._round_end import AtRoundEnd
 from moot.conditions._rounds import MaxRounds, NoImprovement, ScoreThreshold
 from moot.conditions._steps import MaxSteps
+from moot.conditions._stored import UnstoredStopWarning, as_stop, stored_stop, unstored_parts
 
 __all__ = [
     "CONDITIONS",
@@ -29,12 +30,16 @@ __all__ = [
     "RoundCap",
     "ScoreThreshold",
     "TokenBudget",
+    "UnstoredStopWarning",
     "WallClock",
+    "as_stop",
     "bounded_stop",
     "dead_conditions",
     "default_stop",
     "parse_stop",
     "reported",
+    "stored_stop",
+    "unstored_parts",
 ]
 
 DEFAULT_TOKEN_BUDGET = 40_000

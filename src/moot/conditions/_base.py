@@ -76,9 +76,13 @@ class MootCondition(Composes, TerminationCondition):
 
     def configured(self, config: type[C], **values: Any) -> C:
         """``config`` built from the constructor's ``values``: a bad one is one ConfigError line naming this
-        condition, the argument and what is valid, never pydantic's multi-line report."""
+        condition, the argument and what is valid, never pydantic's multi-line report.
+
+        Strictly, as a typed signature reads: ``MaxRounds("3")`` or ``MaxRounds(True)`` is refused here rather
+        than quietly coerced (an int is taken where a float is asked for). A config loaded from JSON is checked
+        by AutoGen's loader before it gets here, already typed."""
         try:
-            return config(**values)
+            return config.model_validate(values, strict=True)
         except ValidationError as exc:
             first = exc.errors()[0]
             name = ".".join(str(p) for p in first["loc"])

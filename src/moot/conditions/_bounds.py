@@ -21,6 +21,7 @@ from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from moot.conditions._base import AllOf, AnyOf, MootCondition
 from moot.conditions._round_end import AtRoundEnd
 from moot.conditions._rounds import MaxRounds
+from moot.conditions._stored import dumped_stop
 from moot.errors import ConfigError
 
 __all__ = [
@@ -80,11 +81,10 @@ def parts_of(condition: TerminationCondition) -> list[TerminationCondition]:
         return list(condition.parts)
     if not isinstance(condition, OrTerminationCondition | AndTerminationCondition):
         return []
-    try:
-        dumped = condition.dump_component().config["conditions"]
-    except (TypeError, NotImplementedError, ValueError, KeyError):
+    dumped = dumped_stop(condition)
+    if dumped is None or not isinstance(dumped.config.get("conditions"), list):
         return []
-    return [TerminationCondition.load_component(part) for part in dumped]
+    return [TerminationCondition.load_component(part) for part in dumped.config["conditions"]]
 
 
 def can_fire(condition: TerminationCondition, signals: frozenset[str]) -> bool:

@@ -10,6 +10,7 @@ from autogen_core import Component
 from pydantic import BaseModel, Field
 
 from moot.conditions._base import MootCondition
+from moot.errors import ConfigError
 
 
 class TokenBudgetConfig(BaseModel):
@@ -58,6 +59,10 @@ class WallClock(MootCondition, Component[WallClockConfig]):
     def __init__(self, seconds: float, clock: Callable[[], float] | None = None) -> None:
         super().__init__()
         self.seconds = self.configured(WallClockConfig, seconds=seconds).seconds
+        if clock is not None and not callable(clock):
+            raise ConfigError(
+                f"WallClock(clock={clock!r}): a clock is a function returning seconds, e.g. time.monotonic"
+            )
         self._clock = clock or time.monotonic
         self.clear()
 

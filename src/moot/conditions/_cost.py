@@ -33,7 +33,7 @@ class CostBudget(MootCondition, Component[CostBudgetConfig]):
 
     def __init__(self, usd: float) -> None:
         super().__init__()
-        self.usd = CostBudgetConfig(usd=usd).usd
+        self.usd = self.configured(CostBudgetConfig, usd=usd).usd
         self.clear()
 
     def clear(self) -> None:

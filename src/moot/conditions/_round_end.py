@@ -20,6 +20,7 @@ from autogen_core import Component, ComponentModel
 from pydantic import BaseModel, ConfigDict
 
 from moot.conditions._base import Messages
+from moot.errors import ConfigError
 from moot.messages import RoundCompleted
 
 __all__ = ["AtRoundEnd", "AtRoundEndConfig"]
@@ -39,6 +40,11 @@ class AtRoundEnd(TerminationCondition, Component[AtRoundEndConfig]):
     component_provider_override = "moot.conditions.AtRoundEnd"
 
     def __init__(self, condition: TerminationCondition) -> None:
+        if not isinstance(condition, TerminationCondition):
+            raise ConfigError(
+                f"AtRoundEnd(condition={condition!r}): a termination condition is needed, got "
+                f"{type(condition).__name__}, e.g. AtRoundEnd(TextMentionTermination('done'))"
+            )
         self.condition = condition
         self._held: Messages = []
 
