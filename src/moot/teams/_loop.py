@@ -18,8 +18,9 @@ continues at the feedback point a suspended run left unanswered.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -35,7 +36,7 @@ from moot.teams._human import FINAL, ROUND, HumanInTheLoop, feedback_request, un
 from moot.teams._records import MootResult, failed_turn
 from moot.tracing import TraceEvent, Tracer
 
-__all__ = ["RUNNING", "TERMINAL", "TRANSITIONS", "RunLoop", "RunPhase", "Trigger", "diagram", "next_phase"]
+__all__ = ["RUNNING", "TERMINAL", "TRANSITIONS", "RunLoop", "RunPhase", "RunStream", "Trigger", "diagram", "next_phase"]
 
 Message = BaseAgentEvent | BaseChatMessage
 MootFault = MalformedOutputError | ToolFaultError | TransientModelError
@@ -176,10 +177,12 @@ class LoopTeam(Protocol):
     def _on_fault(self, error: MootFault) -> None: ...
     def _final_result(self, messages: list[Message], stop_reason: str, partial: bool) -> MootResult: ...
     async def _commit(self, batch: Sequence[Message]) -> None: ...
-    async def _end_run(self, status: RunStatus, stop_reason: str | None, result: Mapping[str, Any] | None) -> None: ...
+    async def _end_run(
+        self, run_id: str, status: RunStatus, stop_reason: str | None, result: Mapping[str, Any] | None
+    ) -> None: ...
 
 
-Step = AsyncIterator[list[Message] | Trigger]
+Step = AsyncGenerator[list[Message] | Trigger, None]
 """A phase's step: the batches it asks to commit, in order, then the trigger that ends it."""
 
 
@@ -198,6 +201,8 @@ class RunLoop:
         self.task_messages, self.output_task_messages = task_messages, output_task_messages
         self.phase = RunPhase.INTAKE
         self.produced: list[Message] = []
+        self.run_id = ""
+        """The run this loop drives (set by ``stream``): what it records its ending under."""
         """The messages this run committed and streamed: the result's messages."""
         self.stop_reason: str | None = None
         self.partial = False
@@ -221,17 +226,18 @@ class RunLoop:
     async def stream(self, run_id: str) -> AsyncGenerator[Message | TaskResult, None]:
         """Step to a terminal phase under one ``run`` span, streaming each message as it is committed; record
         how the run ended, then yield the result. An exception ends it interrupted or failed, and propagates."""
-        resumed = not self.task_messages
+        resumed, self.run_id = not self.task_messages, run_id
         with self.tracer.activate(run_id), self.tracer.span("run", self.team.name, resumed=resumed) as span:
             try:
                 while not self.phase.terminal:
-                    async for item in self._steps[self.phase]():
-                        if isinstance(item, Trigger):
-                            await self._move(item)
-                            continue
-                        await self._emit(item)
-                        for message in item:
-                            yield message
+                    async with contextlib.aclosing(self._steps[self.phase]()) as step:
+                        async for item in step:
+                            if isinstance(item, Trigger):
+                                await self._move(item)
+                                continue
+                            await self._emit(item)
+                            for message in item:
+                                yield message
             except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
                 await self._abort(_T.CANCELLED, "the run was interrupted")
                 raise
@@ -401,14 +407,58 @@ class RunLoop:
         """Record the ending the machine reached, with the result (its messages are in the store as turns)."""
         assert self.result is not None
         summary = self.result.model_dump(mode="json", exclude={"messages"})
-        await self.team._end_run(self.phase.status, self.result.stop_reason, summary)
+        await self.team._end_run(self.run_id, self.phase.status, self.result.stop_reason, summary)
         return self.result
 
     async def _abort(self, trigger: Trigger, reason: str) -> None:
         """An exception ends the run: the turns close, and the run is recorded interrupted or failed."""
         await self._close_turns()
         self.phase = next_phase(self.phase, trigger)
-        await self.team._end_run(self.phase.status, reason, None)
+        await self.team._end_run(self.run_id, self.phase.status, reason, None)
+
+
+class RunStream(AsyncGenerator[Message | TaskResult, None]):
+    """A team's ``run_stream()``: its run, as an async generator a caller may leave at any point.
+
+    ``break`` out of ``async for`` and ``aclose()`` close the run at once: it is recorded as interrupted (and can
+    be resumed), its lease in the store is released, and the team can run again. A stream merely dropped
+    unfinished (no ``aclose``) is closed the same way, by a task started as it is collected; ``abandoned`` hands
+    that task to the team, whose next run waits for it, so that run never meets the lease of the one left behind.
+    """
+
+    def __init__(
+        self, body: AsyncGenerator[Message | TaskResult, None], abandoned: Callable[[asyncio.Task[None]], None]
+    ):
+        self._body, self._abandoned = body, abandoned
+        self._started = False
+
+    def __aiter__(self) -> RunStream:
+        return self
+
+    async def __anext__(self) -> Message | TaskResult:
+        self._started = True
+        return await self._body.__anext__()
+
+    async def asend(self, value: None) -> Message | TaskResult:
+        self._started = True
+        return await self._body.asend(value)
+
+    async def athrow(self, *args: Any) -> Message | TaskResult:
+        return await self._body.athrow(*args)
+
+    async def aclose(self) -> None:
+        await self._body.aclose()
+
+    def __del__(self) -> None:
+        if not self._started or self._body.ag_frame is None:  # never begun, or already over
+            return
+        with contextlib.suppress(RuntimeError):  # no loop running (interpreter exit): asyncio's own hook closes it
+            self._abandoned(asyncio.get_running_loop().create_task(_closed(self._body)))
+
+
+async def _closed(body: AsyncGenerator[Any, None]) -> None:
+    with contextlib.suppress(Exception):
+        await body.aclose()
 
 
 async def _next_turn(turns: AsyncGenerator[list[Message], None], token: CancellationToken) -> list[Message] | None:
