@@ -21,6 +21,8 @@ RESPONSE_FORMATS: tuple[str, ...] = get_args(ResponseFormat)
 SPEC_FORM = (
     "PROVIDER[:MODEL][@TEMPERATURE][?seed=N&max_tokens=N&timeout=S&base_url=URL&api_key_env=VAR"
     "&price_in=USD&price_out=USD&response_format=" + "|".join(RESPONSE_FORMATS) + "]"
+    " (PROVIDER:MODEL is component:FILE.json, component:FILE.yaml or component:{JSON} for any AutoGen model "
+    "client, by the config its dump_component() writes)"
 )
 QUERY_KEYS = (
     "seed", "max_tokens", "timeout", "base_url", "api_key_env", "price_in", "price_out", "response_format",
