@@ -105,6 +105,8 @@ def test_a_component_config_is_a_spec_inline_from_a_file_or_from_the_client_itse
     from_text = ModelSpec.parse("component:" + json.dumps(config))
     client = ReplayChatCompletionClient(["hi"])
     assert ModelSpec.parse(f"component:{as_json}") == ModelSpec.parse(f"component:{as_yaml}") == inline
+    assert ModelSpec.parse(f"@{as_json}") == inline and ModelSpec.parse(f"@{as_yaml}@0.5") == inline.resolve("@0.5")
+    assert ModelSpec.parse("@0.5") == ModelSpec(temperature=0.5)  # a temperature names no file
     assert from_text == ModelSpec.from_component(client) == ModelSpec.from_component(client.dump_component()) == inline
     assert len({inline, from_text}) == 1  # a frozen value: hashes like any spec
 

@@ -31,6 +31,7 @@ __all__ = [
     "component_data",
     "component_label",
     "component_provider",
+    "file_alias",
     "split_component",
 ]
 
@@ -39,8 +40,8 @@ COMPONENT = "component"
 COMPONENT_BOUNDS = DataBounds(max_bytes=256_000, max_depth=24, max_nodes=20_000)
 """A client's config is a few hundred bytes; a quarter megabyte is far above any, far below a strain."""
 COMPONENT_FORM = (
-    "component:PATH.json, component:PATH.yaml or component:{...} (the config AutoGen's client.dump_component() "
-    'writes: {"provider": "module.Class", "config": {...}})'
+    "component:PATH.json, component:PATH.yaml (or @PATH.json, @PATH.yaml) or component:{...} (the config AutoGen's "
+    'client.dump_component() writes: {"provider": "module.Class", "config": {...}})'
 )
 MASKED_SECRET = "**********"
 """What AutoGen's ``dump_component`` writes in place of a secret (pydantic's ``SecretStr``): not a key."""
@@ -135,6 +136,18 @@ def component_label(text: str) -> str:
     configs never share a label (nor a cache store); the text holds no setting (no key, no URL)."""
     name = component_provider(text).rpartition(".")[2]
     return f"{name}#{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+def file_alias(text: str) -> str | None:
+    """``@client.json`` (optionally followed by ``@TEMP?query``) is short for ``component:client.json``: what follows
+    ``component:``; None for anything else (``@0.9`` is a temperature: it names no .json or .yaml file)."""
+    stripped = text.strip()
+    if not stripped.startswith("@"):
+        return None
+    rest = stripped[1:]
+    match = _TAIL.search(rest)
+    path_text = rest[: match.start()] if match else rest
+    return rest if path_text.lower().endswith(_SUFFIXES) else None
 
 
 def split_component(spec_text: str, rest: str) -> tuple[str, str]:

@@ -37,6 +37,7 @@ from moot.models._component_text import (
     COMPONENT_FORM,
     canonical_component,
     component_label,
+    file_alias,
     split_component,
 )
 from moot.models._retry import RetryingClient
@@ -349,8 +350,12 @@ def _one_line() -> Iterator[None]:
 
 
 def _fields(text: str) -> dict[str, Any]:
-    """The fields of the string form; ``component:`` is followed by a config (a file or inline JSON) first."""
+    """The fields of the string form; ``component:`` (or ``@`` before a file's name) is followed by a config (a file
+    or inline JSON) first."""
     provider_name, sep, rest = text.strip().partition(":")
+    aliased = file_alias(text)
+    if aliased is not None:
+        provider_name, sep, rest = COMPONENT, ":", aliased
     if provider_name != COMPONENT or not sep:
         try:
             return parse_fields(text, provider_names())
