@@ -48,11 +48,11 @@ from moot.errors import ConfigError
 from moot.models import register_script, unregister_script
 from moot.roles import Plan, RoleAgent, Step, ToolCall, role
 from moot.store import RunStore
-from moot.teams import CodeDebate, Debate, PlannerExecutor
+from moot.teams import CodeDebate, Debate, PlannerExecutor, Reflection
 from moot.teams._base import MootTeam
 from moot.testing import ScriptedModel
 from moot.tools import Tool
-from tests.conftest import make_critique, make_position, make_rebuttal, make_reflection
+from tests.conftest import make_critique, make_position, make_rebuttal
 
 N = 40
 """Replies per agent: more than any run here asks for (a contract check is no test of how many calls a run
@@ -77,8 +77,9 @@ class Kind:
     name: str
     replies: Callable[[], dict[str, list[Any]]]
     """Each agent's scripted replies, N or more of them."""
-    build: Callable[[ScriptedModel, Any], MootTeam]
-    """The team on the registered model, with a stop (a condition, a stop expression or None)."""
+    build: Callable[..., MootTeam]
+    """The team on the registered model, with a stop (a condition, a stop expression or None) and the
+    constructor's other keyword arguments (``custom_message_types``)."""
     first: str
     """The agent that speaks first."""
     mention: str
@@ -118,7 +119,9 @@ KINDS = [
         "Reflection",
         lambda: {"generator": [f"def add(a, b): return a + b  # draft {i}" for i in range(N)],
                  "critic": [make_critique(50, "needs a docstring") for _ in range(N)]},
-        lambda model, stop: make_reflection(model, stop),
+        lambda model, stop, **options: Reflection(
+            RoleAgent(role("generator"), model.spec), RoleAgent(role("critic"), model.spec), stop=stop, **options
+        ),
         "generator",
         "draft",
         "Write add(a, b).",
@@ -126,8 +129,11 @@ KINDS = [
     Kind(
         "Debate",
         _debate_replies,
-        lambda model, stop: Debate(
-            [RoleAgent(role(name), model.spec) for name in ("architect", "ops", "business")], MajorityVote(), stop=stop
+        lambda model, stop, **options: Debate(
+            [RoleAgent(role(name), model.spec) for name in ("architect", "ops", "business")],
+            MajorityVote(),
+            stop=stop,
+            **options,
         ),
         "architect",
         "monolith",
@@ -136,12 +142,13 @@ KINDS = [
     Kind(
         "CodeDebate",
         lambda: {"alice": [WRONG[0]] * N, "bob": [WRONG[1]] * N},
-        lambda model, stop: CodeDebate(
+        lambda model, stop, **options: CodeDebate(
             [RoleAgent(role("generator"), model.spec, name=name) for name in ("alice", "bob")],
             ["assert total([1, 2]) == 3"],
             stub=STUB,
             entry_point="total",
             stop=stop,
+            **options,
         ),
         "alice",
         "total",
@@ -150,8 +157,12 @@ KINDS = [
     Kind(
         "PlannerExecutor",
         _plan_replies,
-        lambda model, stop: PlannerExecutor(
-            RoleAgent(role("planner"), model.spec), RoleAgent(role("executor"), model.spec), tools=[ECHO], stop=stop
+        lambda model, stop, **options: PlannerExecutor(
+            RoleAgent(role("planner"), model.spec),
+            RoleAgent(role("executor"), model.spec),
+            tools=[ECHO],
+            stop=stop,
+            **options,
         ),
         "planner",
         "echo",
@@ -172,8 +183,11 @@ class Bench:
     kind: Kind
     model: ScriptedModel
 
-    def team(self, stop: Any = None, **attributes: Any) -> MootTeam:
-        team = self.kind.build(self.model, stop if stop is not None else MaxRounds(1))
+    def team(self, stop: Any = None, custom_message_types: Any = None, **attributes: Any) -> MootTeam:
+        """The team built with ``stop`` and ``custom_message_types``, then given ``attributes`` (``record``)."""
+        team = self.kind.build(
+            self.model, stop if stop is not None else MaxRounds(1), custom_message_types=custom_message_types
+        )
         for name, value in attributes.items():
             setattr(team, name, value)
         return team

@@ -50,7 +50,7 @@ from moot.roles import (
     render_prompt,
 )
 from moot.sandbox import SandboxLimits, SandboxRunner, extract_code, run_tests, validate_tests, without_scaffolding
-from moot.teams._base import Message, MootTeam, checked_experts, loaded_stop
+from moot.teams._base import Message, MessageTypes, MootTeam, Stop, checked_experts, loaded_stop
 from moot.teams._code_debate_records import (
     CodeChoice,
     CodeDebateResult,
@@ -124,12 +124,13 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         stub: str = "",
         entry_point: str | None = None,
         probe_calls: Sequence[str] = (),
-        stop: TerminationCondition | None = None,
+        stop: Stop = None,
         limits: SandboxLimits | None = None,
         runner: SandboxRunner | None = None,
         name: str = "code_debate",
         description: str = "Experts propose programs, see each other's test results, fix while none passes "
         "every visible test; the evidence picks the program.",
+        custom_message_types: MessageTypes = None,
     ) -> None:
         where = "CodeDebate"
         writers = _checked_writers(experts)
@@ -150,6 +151,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
             checked_text(name, where, "name"),
             checked_text(description, where, "description", empty=True),
             stop if stop is not None else default_code_debate_stop(),
+            custom_message_types=custom_message_types,
         )
         self.letters = {e.name: string.ascii_uppercase[i] for i, e in enumerate(self.experts)}
 

@@ -71,7 +71,7 @@ from moot.roles import (
     without_answer,
 )
 from moot.teams._adoption import settle_change
-from moot.teams._base import Message, MootTeam, checked_experts, loaded_stop
+from moot.teams._base import Message, MessageTypes, MootTeam, Stop, checked_experts, loaded_stop
 from moot.teams._debate_records import DebateResult, DebateRound, DebateState, debate_metrics, rounds_from
 from moot.teams._records import Usage, add_usage, failed_turn, fingerprint, total_usage
 
@@ -246,7 +246,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         experts: Sequence[RoleAgent],
         arbiter: RoleAgent | Arbiter,
         *,
-        stop: TerminationCondition | None = None,
+        stop: Stop = None,
         options: Sequence[str] = (),
         answer_pattern: str | None = None,
         seed: int = 0,
@@ -256,6 +256,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         rebutting: Sequence[RoleAgent] = (),
         name: str = "debate",
         description: str = "Experts debate in rounds; an arbiter rules.",
+        custom_message_types: MessageTypes = None,
     ) -> None:
         self.experts: list[RoleAgent] = checked_experts(
             _answering_positions(_agents_in(experts, "experts"), "experts"), "debate"
@@ -276,6 +277,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             checked_text(name, "Debate", "name"),
             checked_text(description, "Debate", "description", empty=True),
             stop if stop is not None else default_debate_stop(),
+            custom_message_types=custom_message_types,
         )
 
     # ------------------------------------------------------------------ turns

@@ -50,7 +50,7 @@ from moot.roles import (
     render_prompt,
     tool_call_type,
 )
-from moot.teams._base import Message, MootTeam, loaded_stop
+from moot.teams._base import Message, MessageTypes, MootTeam, Stop, loaded_stop
 from moot.teams._plan_records import (
     PlannedStep,
     PlannerExecutorResult,
@@ -137,10 +137,11 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         *,
         tools: Sequence[Tool | Callable[..., Any]],
         policy: PermissionPolicy | None = None,
-        stop: TerminationCondition | None = None,
+        stop: Stop = None,
         max_replans: int = 3,
         name: str = "planner_executor",
         description: str = "A planner plans in checked steps; an executor performs each with one tool call.",
+        custom_message_types: MessageTypes = None,
     ) -> None:
         where = "PlannerExecutor"
         self.planner = checked_agent(planner, where, "planner (the first argument)", "the planning agent")
@@ -152,6 +153,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
             checked_text(name, where, "name"),
             checked_text(description, where, "description", empty=True),
             stop if stop is not None else default_planner_executor_stop(),
+            custom_message_types=custom_message_types,
         )
         known = list(self.toolbox.tools.values())  # plain functions already made into tools
         self._call_type = tool_call_type(tuple((t.name, t.args) for t in known))

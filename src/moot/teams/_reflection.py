@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal, Self
 
-from autogen_agentchat.base import ChatAgent, TerminationCondition
+from autogen_agentchat.base import ChatAgent
 from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
@@ -33,7 +33,7 @@ from moot.roles import (
     distinct_names,
     render_prompt,
 )
-from moot.teams._base import Message, MootTeam, loaded_stop
+from moot.teams._base import Message, MessageTypes, MootTeam, Stop, loaded_stop
 from moot.teams._records import MootResult, Usage, add_usage, fingerprint, total_usage
 
 __all__ = ["Reflection", "ReflectionConfig", "ReflectionResult", "ReflectionRound", "Revision"]
@@ -144,10 +144,11 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         generator: ChatAgent,
         critic: ChatAgent | Sequence[ChatAgent],
         *,
-        stop: TerminationCondition | None = None,
+        stop: Stop = None,
         revision: Revision = "continue",
         name: str = "reflection",
         description: str = "Generate, critique, revise until good enough.",
+        custom_message_types: MessageTypes = None,
     ) -> None:
         self.generator, self.critics = _checked_agents(generator, critic)
         self.revision = checked_choice(revision, "Reflection", "revision", ("continue", "fresh"))
@@ -155,6 +156,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
             checked_text(name, "Reflection", "name"),
             checked_text(description, "Reflection", "description", empty=True),
             stop if stop is not None else default_stop(),
+            custom_message_types=custom_message_types,
         )
 
     # ------------------------------------------------------------------ turns
