@@ -201,9 +201,9 @@ class RunLoop:
         self.task_messages, self.output_task_messages = task_messages, output_task_messages
         self.phase = RunPhase.INTAKE
         self.produced: list[Message] = []
+        """The messages this run committed and streamed: the result's messages."""
         self.run_id = ""
         """The run this loop drives (set by ``stream``): what it records its ending under."""
-        """The messages this run committed and streamed: the result's messages."""
         self.stop_reason: str | None = None
         self.partial = False
         """A turn failed for good: the result is the best so far."""
