@@ -5,6 +5,7 @@ stoppable and resumable (state save/load), cheap (bounded context, an
 embedded offline model). The public API is what ``__all__`` lists.
 """
 
+import moot.display  # noqa: F401  (results print as moot shows them: rich.print(result), Jupyter)
 from moot.errors import (
     ConfigError,
     MalformedOutputError,

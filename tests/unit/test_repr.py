@@ -192,3 +192,46 @@ async def test_the_terminal_shows_the_blocks_a_notebook_shows(make):
             assert all(" ".join(cell.split()) in text for row in block.rows for cell in row)
         elif isinstance(block, Table):
             assert block.caption in text
+
+
+@pytest.mark.parametrize("make", [reflection_result, debate_result])
+async def test_rich_print_of_a_result_shows_moots_view_not_the_dataclass(make):
+    """``rich.print(result)`` printed a 9.5k-character repr of every field; it prints what ``moot run`` shows."""
+    import io
+    import subprocess
+    import sys
+
+    import rich
+
+    from moot.display import result_renderable
+
+    result = await make()
+    printed, expected = io.StringIO(), Console(record=True, width=100, file=io.StringIO())
+    rich.print(result, file=printed)  # rich.print takes a file: a console of its own, at the default width
+    expected.print(result_renderable(result))
+    assert "TaskResult(" not in printed.getvalue() and "messages=[" not in printed.getvalue()
+    shown = Console(record=True, width=100, file=io.StringIO())
+    shown.print(result)
+    assert shown.export_text() == expected.export_text()
+    # the hook is there for whoever imports moot at all, not only after importing moot.display themselves
+    code = "import sys; from moot.teams import DebateResult; print(hasattr(DebateResult, '__rich__'))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "True\n"
+
+
+def test_display_plots_is_an_attribute_after_import_moot_display():
+    import subprocess
+    import sys
+
+    code = "import moot.display; print(moot.display.plots.plot_run.__name__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout) == (0, "plot_run\n"), done.stderr
+    blocked = (
+        "import sys; sys.modules['matplotlib'] = None\nimport moot.display\ntry:\n    moot.display.plots\n"
+        "except Exception as exc:\n    print(type(exc).__name__, exc)"
+    )  # matplotlib missing (the plot extra not installed): one line naming the extra
+    done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("MissingExtraError ") and "plot" in done.stdout and done.stdout.count("\n") == 1
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        import moot.display
+
+        _ = moot.display.nothing

@@ -266,12 +266,12 @@ def compare(
         raise _stopped(stop, runner) from None
     report = build_report(comparison, seed=seed)
     files = write_report(report, options.out)
-    rounds = rounds_table(report)
+    rounds = rounds_table(report, out_console.width)
     if rounds is not None:  # what would explain a gain more cheaply comes first
         out_console.print(rounds)
-    out_console.print(terminal_table(report))
+    out_console.print(terminal_table(report, out_console.width))
     if report.pairs:
-        out_console.print(pairs_table(report))
+        out_console.print(pairs_table(report, out_console.width))
     for note in tables(report).notes[:1]:
         out_console.print(note, soft_wrap=True)
     out_console.print(f"report: {files.markdown}  {files.html}  plot: {files.plot}  results: {comparison.results_path}")

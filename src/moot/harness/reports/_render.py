@@ -6,8 +6,9 @@ import html
 import math
 from dataclasses import dataclass
 
-from rich.table import Table
+from rich.console import RenderableType
 
+from moot.display import fitted_table
 from moot.display.blocks import Block, Bullets, Heading, Image, Note, Paragraph, to_html, to_markdown
 from moot.display.blocks import Table as BlockTable
 from moot.harness.reports._report import ROUNDED_ARMS, ArmSummary, PairSummary, Report, first_round_name
@@ -260,38 +261,28 @@ _LEFT_OUT_OF_TERMINAL = frozenset({"settings", "billed calls/item", "cost/item",
 """Arm columns the terminal leaves to the written report, so the first ones a reader needs fit."""
 
 
-def terminal_table(report: Report) -> Table:
-    """The arms table for the terminal (the columns a reader needs first)."""
-    table = Table(title=f"moot compare: {report.suite} ({report.items} items)", show_edge=False)
+TERMINAL_WIDTH = 80
+"""The width the terminal tables are laid out for when none is given (a log file, a pipe)."""
+
+
+def terminal_table(report: Report, width: int = TERMINAL_WIDTH) -> RenderableType:
+    """The arms table for the terminal (the columns a reader needs first), every number whole at ``width``."""
     head, rows = tables(report).arms
     wanted = [h for h in head if h not in _LEFT_OUT_OF_TERMINAL]
     index = [head.index(w) for w in wanted]
-    for column in wanted:
-        table.add_column(column, justify="left" if column == "arm" else "right")
-    for row in rows:
-        table.add_row(*(row[i] for i in index))
-    return table
+    title = f"moot compare: {report.suite} ({report.items} items)"
+    return fitted_table(title, wanted, [[row[i] for i in index] for row in rows], {"arm"}, width)
 
 
-def _rich(title: str, head: list[str], rows: list[list[str]], left: set[str]) -> Table:
-    """One report table for the terminal: ``left`` columns are text, the rest numbers."""
-    table = Table(title=title, show_edge=False)
-    for column in head:
-        table.add_column(column, justify="left" if column in left else "right")
-    for row in rows:
-        table.add_row(*row)
-    return table
-
-
-def pairs_table(report: Report) -> Table:
+def pairs_table(report: Report, width: int = TERMINAL_WIDTH) -> RenderableType:
     head, rows = tables(report).pairs
-    return _rich("pairs of arms (paired on the same items)", head, rows, {"A vs B", "test"})
+    return fitted_table("pairs of arms (paired on the same items)", head, rows, {"A vs B", "test"}, width)
 
 
-def rounds_table(report: Report) -> Table | None:
+def rounds_table(report: Report, width: int = TERMINAL_WIDTH) -> RenderableType | None:
     """What each arm's later rounds bought over its own round 1, for the terminal; None without such arms."""
     head, rows = tables(report).rounds
     if not rows:
         return None
     title = "what the rounds bought (final vs the arm's own round 1, same items)"
-    return _rich(title, head, rows, {"arm", "round 1 is"})
+    return fitted_table(title, head, rows, {"arm", "round 1 is", "right positions per round"}, width)
