@@ -92,3 +92,18 @@ def test_compares_tables_show_every_number_and_interval_whole(report, width):
                     continue
                 assert cell in shown[name], (name, width, column, cell, shown[name])
     assert "[" in shown["arms"] and "%]" in shown["arms"]  # the intervals are there, whole
+
+
+def test_rich_print_of_a_report_or_a_comparison_is_what_moot_compare_prints(report, tmp_path):
+    from rich.console import Group
+
+    from moot.harness.reports._render import report_renderables
+
+    expected = rendered(Group(*report_renderables(report, 80)), 80)
+    assert rendered(report, 80) == expected  # not a dump of the model's fields
+    assert "ArmSummary(" not in expected and "moot compare:" in expected
+    suite = write_sums(tmp_path / "sums.jsonl", 2)
+    options = CompareOptions(suite=str(suite), arms=["single"], models=["scripted:deterministic"], out=tmp_path / "o")
+    comparison = asyncio.run(run_comparison(options))
+    shown = rendered(comparison, 60)
+    assert "ResultRow(" not in shown and "single" in shown and "[0.0%, 84.2%]" in shown

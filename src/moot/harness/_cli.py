@@ -41,7 +41,7 @@ from moot.harness.jobs._runner import (
     PreparedComparison,
     prepare_comparison,
 )
-from moot.harness.reports._render import pairs_table, rounds_table, tables, terminal_table
+from moot.harness.reports._render import report_renderables
 from moot.harness.reports._report import build_report
 from moot.harness.reports._write import write_report
 from moot.harness.suites._suites import SUITE_FORMS
@@ -266,14 +266,8 @@ def compare(
         raise _stopped(stop, runner) from None
     report = build_report(comparison, seed=seed)
     files = write_report(report, options.out)
-    rounds = rounds_table(report, out_console.width)
-    if rounds is not None:  # what would explain a gain more cheaply comes first
-        out_console.print(rounds)
-    out_console.print(terminal_table(report, out_console.width))
-    if report.pairs:
-        out_console.print(pairs_table(report, out_console.width))
-    for note in tables(report).notes[:1]:
-        out_console.print(note, soft_wrap=True)
+    for shown in report_renderables(report, out_console.width):
+        out_console.print(shown, soft_wrap=isinstance(shown, Text))  # a note stays one line in a log
     out_console.print(f"report: {files.markdown}  {files.html}  plot: {files.plot}  results: {comparison.results_path}")
     if options.rerun:
         out_console.print(replay_line(comparison), soft_wrap=True)

@@ -6,14 +6,34 @@ import html
 import math
 from dataclasses import dataclass
 
-from rich.console import RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.text import Text
 
 from moot.display import fitted_table
 from moot.display.blocks import Block, Bullets, Heading, Image, Note, Paragraph, to_html, to_markdown
 from moot.display.blocks import Table as BlockTable
-from moot.harness.reports._report import ROUNDED_ARMS, ArmSummary, PairSummary, Report, first_round_name
+from moot.harness.jobs._runner import Comparison
+from moot.harness.reports._report import (
+    ROUNDED_ARMS,
+    ArmSummary,
+    PairSummary,
+    Report,
+    build_report,
+    first_round_name,
+)
 
-__all__ = ["Tables", "document", "markdown", "page", "pairs_table", "rounds_table", "tables", "terminal_table"]
+__all__ = [
+    "Tables",
+    "document",
+    "install_rich_views",
+    "markdown",
+    "page",
+    "pairs_table",
+    "report_renderables",
+    "rounds_table",
+    "tables",
+    "terminal_table",
+]
 
 PLOT_FILE = "cost_accuracy.png"
 
@@ -286,3 +306,33 @@ def rounds_table(report: Report, width: int = TERMINAL_WIDTH) -> RenderableType 
         return None
     title = "what the rounds bought (final vs the arm's own round 1, same items)"
     return fitted_table(title, head, rows, {"arm", "round 1 is", "right positions per round"}, width)
+
+
+def report_renderables(report: Report, width: int = TERMINAL_WIDTH) -> list[RenderableType]:
+    """What ``moot compare`` prints of a report, fitted to ``width``: what the rounds bought (what would explain a
+    gain more cheaply comes first), the arms, the pairs, and the first note."""
+    rounds = rounds_table(report, width)
+    shown: list[RenderableType] = [rounds] if rounds is not None else []
+    shown.append(terminal_table(report, width))
+    if report.pairs:
+        shown.append(pairs_table(report, width))
+    shown += [Text(note) for note in tables(report).notes[:1]]
+    return shown
+
+
+def _report_console(report: Report, console: Console, options: ConsoleOptions) -> RenderResult:
+    yield from report_renderables(report, options.max_width)
+
+
+def _comparison_console(comparison: Comparison, console: Console, options: ConsoleOptions) -> RenderResult:
+    yield from report_renderables(build_report(comparison, seed=comparison.options.seed), options.max_width)
+
+
+def install_rich_views() -> None:
+    """``rich.print(report)`` or ``rich.print(comparison)`` prints what ``moot compare`` prints (at the console's
+    width), instead of a dump of every field: the one renderer of each, hooked on its class here."""
+    Report.__rich_console__ = _report_console  # type: ignore[attr-defined]
+    Comparison.__rich_console__ = _comparison_console  # type: ignore[attr-defined]
+
+
+install_rich_views()
