@@ -432,3 +432,19 @@ def test_a_file_that_is_no_moot_store_leaves_no_wal_files(tmp_path, content):
         proc = run_moot(*args, "--store", str(store))
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
         assert _sidecars(store) == [], (args, proc.stderr)
+
+
+@pytest.mark.parametrize(
+    ("flags", "names"),
+    [
+        (["--roles", "architect,critic"], "critic"),  # a critic answers with a Critique, not a Position
+        (["--roles", "architect,generator"], "generator"),
+    ],
+)
+def test_a_team_preset_composed_of_the_wrong_roles_is_refused_before_a_run_is_written(tmp_path, flags, names):
+    store = tmp_path / "runs.sqlite3"
+    code, out, err = invoke("run", "expert_panel", *flags, "--task", "Design a cache", "-m",
+                            "scripted:deterministic", "--store", str(store))  # fmt: skip
+    one_line_refusal(code, out, err, "moot: error:")
+    assert names in err and len(err) < 400, err  # one short line naming the role, not a validation dump
+    assert not store.exists()  # refused before the run was written

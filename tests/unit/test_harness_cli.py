@@ -350,3 +350,24 @@ def test_progress_at_a_terminal_has_a_bar_per_arm_with_count_rate_and_eta(tmp_pa
     with Progress(*PROGRESS_COLUMNS, console=console, auto_refresh=False) as progress:
         asyncio.run(run_comparison(options, progress=_Bar(progress)))
         assert [(t.completed, t.total, t.fields["before"]) for t in progress.tasks] == [(3, 3, 3)] * 2 + [(6, 6, 6)]
+
+
+def test_bad_input_found_only_at_the_first_row_leaves_no_results_file_or_cache(tmp_path):
+    from moot.errors import ConfigError
+    from moot.testing import ScriptedModel
+
+    suite = write_sums(tmp_path / "s.jsonl", 1)
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    refusing = ConfigError("the provider refused the API key (401 unauthorized); check the key")
+    with ScriptedModel({"solver": [refusing]}, name="refusing-key"):
+        result = invoke(str(suite), "--arms", "single", "-m", "scripted:refusing-key", "--out", str(out),
+                        "--cache", str(cache))  # fmt: skip
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output  # (after the header: found late)
+    assert result.stderr.startswith("moot: error: the provider refused the API key (401 unauthorized)")
+    assert not out.exists() and not cache.exists()
+    # a folder that was there before is the user's: it stays, with what it held
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with ScriptedModel({"solver": [refusing]}, name="refusing-key"):
+        again = invoke(str(suite), "--arms", "single", "-m", "scripted:refusing-key", "--out", str(out))
+    assert again.exit_code == 2 and (out / "notes.txt").read_text() == "mine"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,6 +227,9 @@ class PreparedComparison:
                 spec.check()
         check_out_dir(options.out)
         check_cache_dir(options)
+        # the folders this invocation creates: removed again if it stops on bad input before recording a row
+        self.created = [p for p in (options.out, options.cache) if p is not None and not p.exists()]
+        self.closed = False
         self.base, self.sandbox = base, sandbox
         self.executor = make_executor(options, specs, base, sandbox)
         try:
@@ -265,13 +269,33 @@ class PreparedComparison:
         return bool(self.store.rows(self.suite.key, keys, [i.id for i in self.suite.items]))
 
     def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         self.store.close()
         self.executor.close()
+
+    def _discard(self) -> None:
+        """Bad input found only once rows ran (a model that refuses its key, a fault a check could not see): when
+        no row was recorded, remove the folders this invocation created, so it leaves no half-written results file
+        or cache behind, as bad input found up front does not."""
+        if self.result.computed or self.result.failed or not self.created:
+            return
+        self.close()
+        for folder in self.created:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _key(self, compared: ComparedArm) -> str:
         return arm_key(compared.arm.name, compared.arm.settings, self.labels)
 
     async def run(self) -> Comparison:
+        try:
+            return await self._run()
+        except ConfigError:
+            self._discard()
+            raise
+
+    async def _run(self) -> Comparison:
         first = [r for r in self.arms if not r.matched]
         await self._phase("arms" if len(first) == len(self.arms) else "phase 1", first)
         matched = [r for r in self.arms if r.matched]
