@@ -371,3 +371,20 @@ def test_bad_input_found_only_at_the_first_row_leaves_no_results_file_or_cache(t
     with ScriptedModel({"solver": [refusing]}, name="refusing-key"):
         again = invoke(str(suite), "--arms", "single", "-m", "scripted:refusing-key", "--out", str(out))
     assert again.exit_code == 2 and (out / "notes.txt").read_text() == "mine"
+
+
+def test_ctrl_c_while_the_report_is_written_says_every_row_is_saved(tmp_path, monkeypatch):
+    suite = write_sums(tmp_path / "s.jsonl", 2)
+    out = tmp_path / "out"
+
+    def interrupted(report, folder):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("moot.harness._cli.write_report", interrupted)
+    result = invoke(str(suite), "--arms", "single", "-m", "scripted:deterministic", "--out", str(out))
+    assert result.exit_code == 130, result.output
+    assert result.stderr == (
+        f"moot compare stopped (Ctrl-C); 2 finished rows are saved in {out / 'results.sqlite3'} (2 by this run); "
+        f"to go on, run the same command again: moot compare {suite} --arms single --model scripted:deterministic "
+        f"--out {out}\n"
+    )

@@ -264,8 +264,11 @@ def compare(
         raise _stopped(Interrupted(INTERRUPTED, "Ctrl-C"), runner) from None
     except Interrupted as stop:
         raise _stopped(stop, runner) from None
-    report = build_report(comparison, seed=seed)
-    files = write_report(report, options.out)
+    try:  # every row is saved by now: a Ctrl-C while the report is written says so, as during the rows
+        report = build_report(comparison, seed=seed)
+        files = write_report(report, options.out)
+    except KeyboardInterrupt:
+        raise _stopped(Interrupted(INTERRUPTED, "Ctrl-C"), runner) from None
     for shown in report_renderables(report, out_console.width):
         out_console.print(shown, soft_wrap=isinstance(shown, Text))  # a note stays one line in a log
     out_console.print(f"report: {files.markdown}  {files.html}  plot: {files.plot}  results: {comparison.results_path}")
