@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from autogen_agentchat.messages import TextMessage
 from autogen_core import CancellationToken
@@ -186,7 +188,8 @@ async def test_moot_runs_and_show_report_cost_when_prices_are_known():
         result = await team.run(task=TASK)
     cost = f"${result.cost_usd:.4g}"
     runner = CliRunner()
-    assert f"{result.tokens.tokens} · {cost}" in runner.invoke(app, ["runs"], env={"COLUMNS": "200"}).stdout
+    listing = runner.invoke(app, ["runs"], env={"COLUMNS": "200"}).stdout
+    assert re.search(rf"│\s*{result.tokens.tokens}\s*│", listing) and f"│ {cost} │" in listing  # cost under the tokens
     assert f"cost: {cost}" in runner.invoke(app, ["show", team.run_id], env={"COLUMNS": "200"}).stdout
     listed = runner.invoke(app, ["runs", "--json"]).stdout
     assert f'"cost_usd": {result.tokens.cost_usd}' in listed.replace("\n", " ").replace("  ", " ")
