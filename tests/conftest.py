@@ -12,7 +12,7 @@ from autogen_agentchat.base import TerminationCondition
 from moot import Critique, Reflection, RoleAgent, role
 from moot.arbiters import Arbiter, ExpertAssessment, Verdict
 from moot.roles import Opening
-from moot.store import TeamHooks
+from moot.store import RunStore, TeamHooks
 from moot.teams import Debate, Revision
 from moot.testing import ScriptedModel
 from tests.leftovers import LeftoverWatch
@@ -134,8 +134,10 @@ def without_local_extra(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _isolated_run_store(tmp_path_factory, monkeypatch):
-    """Every test records its runs into its own throwaway store, never the user's."""
+    """Every test records its runs into its own throwaway store, never the user's, and closes it after."""
     monkeypatch.setenv("MOOT_STORE", str(tmp_path_factory.mktemp("store") / "runs.sqlite3"))
+    yield
+    RunStore.close_shared()
 
 
 @pytest.fixture(autouse=True)

@@ -151,6 +151,17 @@ class RunStore:
         return _OPEN[key]
 
     @classmethod
+    def close_shared(cls) -> None:
+        """Close every store ``shared`` opened in this process, so the next ``shared`` opens afresh.
+
+        Why: a shared store stays open for the life of the process (each holds the database, its WAL and its
+        index as open files); a process that moves between many stores (a test suite, a notebook pointed at
+        one store after another) closes the ones it is done with.
+        """
+        while _OPEN:
+            _OPEN.popitem()[1].close()
+
+    @classmethod
     def reader(cls, path: str | Path | None) -> RunStore:
         """The store at ``path`` (``None``: the default path) opened only to read it (``moot runs``, ``moot show``)."""
         return cls(Path(path) if path is not None else cls.default_path(), read_only=True)
