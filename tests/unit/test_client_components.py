@@ -435,3 +435,18 @@ def test_a_compare_row_keyed_by_a_component_replays_from_the_cache(tmp_path):
         assert [r.answer for r in again.rows] == [r.answer for r in first.rows]
     finally:
         script.unregister()
+
+
+def test_a_rows_model_identity_names_the_component_by_its_label_and_endpoint_never_its_settings():
+    """Each compare row records what answered; for a client component that is its label (whose digest covers the
+    whole config) and the server it calls, not 'None default model', and no setting such as a key."""
+    from moot.harness.jobs._provenance import model_identity
+
+    def served(model: str) -> ModelSpec:
+        config = {"model": model, "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-secret-value"}
+        return ModelSpec.parse({"provider": "autogen_ext.models.openai.OpenAIChatCompletionClient", "config": config})
+
+    identity = model_identity(served("qwen"))
+    assert identity.startswith("component:OpenAIChatCompletionClient#")
+    assert "http://127.0.0.1:9/v1" in identity and "sk-secret" not in identity
+    assert model_identity(served("qwen2")) != identity

@@ -70,9 +70,12 @@ def machine() -> str:
 
 
 def model_identity(spec: ModelSpec) -> str:
-    """What identifies a model's behaviour: the embedded weights' hash, or the endpoint and model name."""
+    """What identifies a model's behaviour: the embedded weights' hash, or the endpoint and model name (for a
+    client component, its label, whose digest covers its whole config, and the endpoint its config names)."""
     provider = spec.effective_provider
     if provider == "local":
         return local_model_identity()
+    if spec.component is not None:
+        return f"{spec} at {spec.endpoint}"
     where = spec.base_url or "the provider's default endpoint"
     return f"{provider} {spec.model or 'default model'} at {where}"
