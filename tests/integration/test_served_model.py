@@ -50,11 +50,20 @@ def test_the_readme_scenarios_finish_on_the_served_model(served, scenario):
     assert "partial result" not in run.stdout
 
 
-def test_the_server_refuses_openai_json_schema_in_one_line_naming_the_option(served):
-    """llama-cpp-python's server takes a schema only inside JSON mode: the default form is refused, and the
-    refusal says which spec option sends it the way this server takes it."""
+def test_a_spec_naming_no_form_falls_back_to_the_form_the_server_takes_and_says_so_once(served):
+    """llama-cpp-python's server refuses OpenAI's ``json_schema`` form (a 500): with no form in the spec, the README
+    debate still finishes, the schema sent inside JSON mode, and one warning line says so for the whole run."""
+    base, log = served
+    run = moot_run("architecture_review", f"openai:qwen@0.2?base_url={base}")
+    assert run.returncode == FINISHED, (_tail(run.stdout), _tail(run.stderr), _tail(log.read_text(errors="replace")))
+    warnings = [line for line in run.stderr.splitlines() if "refused the reply schema" in line]
+    assert len(warnings) == 1 and "json_object_schema" in warnings[0], _tail(run.stderr)
+
+
+def test_a_form_the_spec_names_and_the_server_refuses_is_one_line_naming_the_option(served):
+    """A form the user chose is kept: its refusal is bad input, one line saying which option the server takes."""
     base, _ = served
-    run = moot_run("architecture_review", f"openai:qwen?base_url={base}")
+    run = moot_run("architecture_review", f"openai:qwen?base_url={base}&response_format=json_schema")
     assert run.returncode == BAD_INPUT, (_tail(run.stdout), _tail(run.stderr))
     assert run.stderr.startswith("moot: error: model openai:qwen?base_url=") and run.stderr.count("\n") == 1
     assert "&response_format=json_object_schema" in run.stderr

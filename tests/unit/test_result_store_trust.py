@@ -191,10 +191,9 @@ def test_a_run_store_whose_schema_runs_anything_is_refused_in_one_line(tmp_path,
     db.commit()
     db.close()
     one_line_refusal(lambda: RunStore(path), str(path))  # a store moot writes may hold neither
-    if "VIEW" in schema:  # a view rewrites reads; a trigger cannot fire in a store opened only to read
-        one_line_refusal(lambda: RunStore(path, read_only=True), str(path))
-    else:
-        assert RunStore(path, read_only=True).list() == []
+    # A reader refuses both too: it opens a writable file as a writer that only reads (so SQLite can tidy the
+    # WAL when it closes), and a view would rewrite what it reads.
+    one_line_refusal(lambda: RunStore(path, read_only=True), str(path))
 
 
 @pytest.mark.parametrize(
