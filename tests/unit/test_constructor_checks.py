@@ -45,6 +45,7 @@ from moot.roles import Critique, Opening, Plan, Position, Verdict, register_role
 from moot.scenario import Scenario, load_scenario
 from moot.teams import AnswerOnce, CallbackFeedback, ConsoleFeedback, load_preset
 from moot.testing import ScriptedModel
+from moot.tools import Tool
 
 AGENTS = ("generator", "critic", "architect", "ops", "business", "arbiter", "planner", "executor")
 TESTS = ["assert add(1, 2) == 3"]
@@ -307,6 +308,11 @@ TOOLS: list[Case] = [
     ("policy-rules-int", lambda k: PermissionPolicy(rules=5), "rules"),
     ("policy-rule-string", lambda k: PermissionPolicy(rules={"run_python": "deny"}), "rules"),
     ("policy-approver-string", lambda k: PermissionPolicy(approver="yes"), "approver"),
+    ("builtin-work-dir-int", lambda k: builtin_tools(5), "work_dir"),
+    ("builtin-work-dir-blank", lambda k: builtin_tools("  "), "work_dir"),
+    ("builtin-limits-dict", lambda k: builtin_tools("work", limits={"seconds": 1}), "limits"),
+    ("from-function-int", lambda k: Tool.from_function(5), "function"),
+    ("from-function-untyped", lambda k: Tool.from_function(lambda x: x), "annotation"),
 ]
 
 CASES = {

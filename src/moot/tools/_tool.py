@@ -125,6 +125,11 @@ class Tool:
 
         ``def add(a: int, b: int) -> int`` becomes ``add(a: integer, b: integer)``; the result is shown as text.
         """
+        if not callable(function):
+            raise ConfigError(
+                f"Tool.from_function: function must be a function or other callable, got {type(function).__name__} "
+                f"{function!r:.60}"
+            )
         name = getattr(function, "__name__", "")
         parameters = inspect.signature(function).parameters.values()
         missing = [p.name for p in parameters if p.annotation is inspect.Parameter.empty]
@@ -281,6 +286,13 @@ def write_file_tool(root: str | os.PathLike[str]) -> Tool:
 
 def builtin_tools(work_dir: str | os.PathLike[str], limits: SandboxLimits | None = None) -> list[Tool]:
     """``run_python``, ``read_file`` and ``write_file`` (files confined to ``work_dir``, created if missing)."""
+    if not isinstance(work_dir, str | os.PathLike) or not str(work_dir).strip():
+        raise ConfigError(
+            "builtin_tools: work_dir must be a folder path (str or Path), "
+            f"got {type(work_dir).__name__} {work_dir!r:.60}"
+        )
+    if limits is not None and not isinstance(limits, SandboxLimits):
+        raise ConfigError(f"builtin_tools: limits must be a SandboxLimits or None, got {type(limits).__name__}")
     Path(work_dir).mkdir(parents=True, exist_ok=True)
     return [run_python_tool(limits), read_file_tool(work_dir), write_file_tool(work_dir)]
 
