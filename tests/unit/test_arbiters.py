@@ -123,25 +123,27 @@ async def test_majority_vote_rules_for_the_normalised_majority():
     )
 
 
-@pytest.mark.parametrize("reverse", [False, True])
-async def test_majority_vote_breaks_a_tie_by_summed_confidence_in_any_order(reverse):
+async def test_majority_vote_gives_a_tie_to_the_expert_listed_first_not_to_confidence():
     positions = [
-        ("architect", make_position("split", confidence=0.9)),
-        ("ops", make_position("keep", confidence=0.6)),
-        ("business", make_position("keep", confidence=0.6)),
+        ("architect", make_position("split", confidence=0.2)),
+        ("ops", make_position("keep", confidence=1.0)),
+        ("business", make_position("keep", confidence=1.0)),
         ("security", make_position("Split", confidence=0.2)),
     ]
-    verdict = await MajorityVote().rule(TASK, positions[::-1] if reverse else positions)
-    assert normalise_answer(verdict.decision) == "keep"  # 1.2 beats 1.1, although split has the most confident expert
+    verdict = await MajorityVote().rule(TASK, positions)
+    assert normalise_answer(verdict.decision) == "split"  # the architect is listed first; confidence does not count
     assert verdict.confidence == 0.5
-    assert sorted(verdict.dissent) == ["architect answered 'split'", "security answered 'Split'"]
+    assert sorted(verdict.dissent) == ["business answered 'keep'", "ops answered 'keep'"]
+    assert normalise_answer((await MajorityVote().rule(TASK, positions[::-1])).decision) == "split"  # security first
+    assert MajorityVote().tally(positions).tied == ("split", "keep")
 
 
 @pytest.mark.parametrize("reverse", [False, True])
-async def test_majority_vote_breaks_a_full_tie_alphabetically_not_by_order(reverse):
+async def test_majority_vote_breaks_a_full_tie_by_order_not_alphabetically(reverse):
     positions = [("architect", make_position("split")), ("ops", make_position("keep"))]
     verdict = await MajorityVote().rule(TASK, positions[::-1] if reverse else positions)
-    assert (verdict.decision, verdict.dissent) == ("keep", ["architect answered 'split'"])
+    expected = ("keep", ["architect answered 'split'"]) if reverse else ("split", ["ops answered 'keep'"])
+    assert (verdict.decision, verdict.dissent) == expected
 
 
 async def test_majority_vote_on_no_positions_raises():
@@ -202,10 +204,12 @@ async def test_rounds_vote_on_one_round_is_the_majority_vote():
     assert (await RoundsVote().rule(TASK, positions)).decision == (await MajorityVote().rule(TASK, positions)).decision
 
 
-async def test_rounds_vote_without_a_first_round_majority_breaks_ties_by_confidence():
-    first = [("a", make_position("1", confidence=0.9)), ("b", make_position("2", confidence=0.2))]
-    second = [("a", make_position("2", confidence=0.9)), ("b", make_position("1", confidence=0.1))]
-    # 1 and 2 tie at two votes; round 1 is a 1-1 tie its own vote breaks by confidence (1 wins), so 1 rules
-    assert (await RoundsVote().rule_rounds(TASK, [first, second])).decision == "1"
+async def test_rounds_vote_without_a_first_round_majority_breaks_ties_by_expert_order():
+    first = [("a", make_position("2", confidence=0.2)), ("b", make_position("1", confidence=0.9))]
+    second = [("a", make_position("1", confidence=0.9)), ("b", make_position("2", confidence=0.1))]
+    # 1 and 2 tie at two votes; round 1 is a 1-1 tie its own vote gives to expert a (2), whatever the
+    # confidences, so 2 rules
+    assert (await RoundsVote().rule_rounds(TASK, [first, second])).decision == "2"
+    assert RoundsVote().tally_rounds([first, second]).decided_by_tie
     with pytest.raises(ValueError, match="at least one position"):
         await RoundsVote().rule_rounds(TASK, [[]])

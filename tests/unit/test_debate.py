@@ -277,6 +277,7 @@ async def test_metrics_of_a_debate_with_known_flips(decision, matches):
         flips_to_unheld_answer=1,
         agreement_per_round=[2 / 3, 1.0],
         first_round_vote="keep",
+        first_round_tied_answers=1,
         final_matches_first_round_vote=matches,
         final_in_first_round=True,
         final_majority="keep",

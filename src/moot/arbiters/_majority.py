@@ -4,41 +4,40 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from moot.arbiters._answers import modal_answer, normalise_answer
-from moot.arbiters._tally import vote_verdict
+from moot.arbiters._tally import Tally, count_votes, vote_verdict
 from moot.roles import Position, Verdict
 
-__all__ = ["MajorityVote", "majority_answer"]
+__all__ = ["MajorityVote", "majority_answer", "majority_tally"]
+
+
+def majority_tally(positions: Sequence[tuple[str, Position]]) -> Tally:
+    """One vote per position (normalised answers); a tie goes to the tied answer held by the expert listed first.
+    The one rule both the vote and a debate's first-round vote use."""
+    return count_votes(positions, lambda _: 1.0)
 
 
 def majority_answer(positions: Sequence[tuple[str, Position]]) -> tuple[str, int]:
-    """The answer most positions hold (normalised) and its count; ties go to the higher summed confidence,
-    then to the alphabetically first answer. The one rule both the vote and a debate's first-round vote use."""
-    if not positions:
-        raise ValueError("a majority needs at least one position")
-    answers = [p.answer for _, p in positions]
-    _, top = modal_answer(answers)
-    tied = {normalise_answer(a) for a in answers if _count(answers, a) == top}
-    weight = {a: sum(p.confidence for _, p in positions if normalise_answer(p.answer) == a) for a in tied}
-    return max(sorted(tied), key=lambda a: weight[a]), top
+    """The answer most positions hold (normalised) and its count, ties as :func:`majority_tally`."""
+    tally = majority_tally(positions)
+    return tally.winner, int(tally.top)
 
 
 class MajorityVote:
-    """Rules for the answer most experts hold (normalised); ties go to the higher summed confidence.
+    """Rules for the answer most experts hold (normalised); a tie goes to the tied answer held by the expert
+    listed first, never to how an answer is spelled.
 
-    No model call, no position bias, no verbosity bias: the baseline every LLM
-    arbiter has to beat.
+    No model call, no verbosity bias: the baseline every LLM arbiter has to beat. A debate gives a vote the
+    positions in its experts' order (an LLM arbiter sees them shuffled).
     """
 
     name = "majority_vote"
 
-    async def rule(self, task: str, positions: Sequence[tuple[str, Position]]) -> Verdict:
+    def tally(self, positions: Sequence[tuple[str, Position]]) -> Tally:
+        """How the vote falls on ``positions`` (the ruling's winner, and whether a tie chose it)."""
         if not positions:
             raise ValueError("MajorityVote needs at least one position")
-        winner, top = majority_answer(positions)
-        return vote_verdict(positions, winner, top / len(positions))
+        return majority_tally(positions)
 
-
-def _count(answers: Sequence[str], answer: str) -> int:
-    target = normalise_answer(answer)
-    return sum(normalise_answer(a) == target for a in answers)
+    async def rule(self, task: str, positions: Sequence[tuple[str, Position]]) -> Verdict:
+        tally = self.tally(positions)
+        return vote_verdict(positions, tally.winner, tally.top / len(positions))

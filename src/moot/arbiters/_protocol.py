@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from moot.arbiters._tally import Tally
 from moot.roles import Position, Verdict
 
-__all__ = ["Arbiter", "RoundsArbiter"]
+__all__ = ["Arbiter", "RoundsArbiter", "VoteArbiter"]
 
 
 @runtime_checkable
@@ -24,3 +25,11 @@ class RoundsArbiter(Arbiter, Protocol):
     """An arbiter that weighs every round, not only the latest positions (a Debate gives it all rounds)."""
 
     async def rule_rounds(self, task: str, rounds: Sequence[Sequence[tuple[str, Position]]]) -> Verdict: ...
+
+
+@runtime_checkable
+class VoteArbiter(Arbiter, Protocol):
+    """A vote: it can say, without ruling, how the vote falls on the positions it would rule on, so a debate
+    records whether a tie decided its verdict (``DebateMetrics.decided_by_tie``)."""
+
+    def tally(self, positions: Sequence[tuple[str, Position]]) -> Tally: ...

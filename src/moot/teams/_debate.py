@@ -42,6 +42,7 @@ from moot.arbiters import (
     RoundsArbiter,
     RoundsVote,
     Verdict,
+    VoteArbiter,
     WeightedVote,
     known_arbiters,
     load_arbiter,
@@ -380,8 +381,10 @@ class Debate(MootTeam, Component[DebateConfig]):
         rng = random.Random(f"{self.seed}:{len(self.state.rounds)}")
         shown = positions[:]
         rng.shuffle(shown)
-        self.state.arbiter_order = [n for n, _ in shown]
-        message, failed = await self._rule(shown, token)
+        # A vote is given the experts' order (its tie rule goes to the expert listed first); an LLM arbiter the
+        # seeded shuffle, against position bias.
+        self.state.arbiter_order = [n for n, _ in (shown if isinstance(self.arbiter, RoleAgent) else positions)]
+        message, failed = await self._rule(positions, shown, token)
         message.metadata = {
             **message.metadata,
             "moot_kind": "verdict",
@@ -396,15 +399,23 @@ class Debate(MootTeam, Component[DebateConfig]):
         )
 
     async def _rule(
-        self, shown: list[tuple[str, Position]], token: CancellationToken
+        self, positions: list[tuple[str, Position]], shown: list[tuple[str, Position]], token: CancellationToken
     ) -> tuple[BaseChatMessage, list[Message]]:
-        """The verdict message, after the record of an arbiter turn that failed (its tokens were spent) if any."""
+        """The verdict message, after the record of an arbiter turn that failed (its tokens were spent) if any.
+        ``positions`` in the experts' order (what a vote counts), ``shown`` shuffled (what an LLM arbiter reads)."""
         task = self.state.task or ""
+        self.state.tied_answers = None
         if isinstance(self.arbiter, RoundsArbiter):
             rounds = [list(r.positions.items()) for r in self.state.rounds if r.positions]
-            return self._verdict_message(await self.arbiter.rule_rounds(task, rounds), self.arbiter.name, None), []
+            verdict = await self.arbiter.rule_rounds(task, rounds)
+            if isinstance(self.arbiter, RoundsVote):
+                self.state.tied_answers = len(self.arbiter.tally_rounds(rounds).tied)
+            return self._verdict_message(verdict, self.arbiter.name, None), []
         if not isinstance(self.arbiter, RoleAgent):
-            return self._verdict_message(await self.arbiter.rule(task, shown), self.arbiter.name, None), []
+            verdict = await self.arbiter.rule(task, positions)
+            if isinstance(self.arbiter, VoteArbiter):
+                self.state.tied_answers = len(self.arbiter.tally(positions).tied)
+            return self._verdict_message(verdict, self.arbiter.name, None), []
         prompt = render_prompt("turns/arbiter_rule", task=task, positions=shown, options=self.options)
         # The ruling must say whose argument decided it: a one-word rationale is fed back as malformed.
         schema = citing(self._answering(Verdict, "decision"), tuple(e.name for e in self.experts))
@@ -414,7 +425,8 @@ class Debate(MootTeam, Component[DebateConfig]):
             failed = failed_turn(exc) if isinstance(exc, MalformedOutputError) else None
             if isinstance(exc, MalformedOutputError):
                 self.state.parse_failures += exc.attempts
-            fallback = await MajorityVote().rule(task, shown)
+            fallback = await MajorityVote().rule(task, positions)
+            self.state.tied_answers = len(MajorityVote().tally(positions).tied)
             reason = f"arbiter failed ({exc}); majority vote ruled"
             return self._verdict_message(fallback, MajorityVote.name, reason), [failed] if failed else []
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Verdict)):
@@ -443,7 +455,9 @@ class Debate(MootTeam, Component[DebateConfig]):
             rounds=rounds,
             partial=partial,
             usage=total_usage(r.usage for r in rounds) | self._arbiter_usage(messages),
-            metrics=debate_metrics(rounds, state.verdict, state.parse_failures, experts=len(self.experts)),
+            metrics=debate_metrics(
+                rounds, state.verdict, state.parse_failures, experts=len(self.experts), tied_answers=state.tied_answers
+            ),
         )
 
     def _arbiter_usage(self, messages: list[Message]) -> Usage:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from moot.arbiters import Verdict, agreement, majority_answer, modal_answer, normalise_answer
+from moot.arbiters import Verdict, agreement, majority_tally, modal_answer, normalise_answer
 from moot.messages import messages_by_round
 from moot.models import Meter
 from moot.roles import Position
@@ -64,11 +64,20 @@ class DebateMetrics(BaseModel):
     agreement_per_round: list[float]
     """Per completed round: a round cut short by a stop has too few answers to agree or disagree."""
     first_round_vote: str | None = None
-    """The majority vote over the independent round-1 answers (the vote's own tie rule): what the debate would
+    """The majority vote over the independent round-1 answers (a tie goes to the tied answer held by the expert
+    listed first, never to how an answer is spelled): what the debate would
     have answered with no rebuttal round, at no extra call. The rounds earn their cost only by beating it.
     (None also in metrics stored before the vote had this name, which a report still reads.)"""
+    first_round_tied_answers: int | None = None
+    """How many answers tied for the most round-1 votes (1: no tie decided the first-round vote)."""
     final_matches_first_round_vote: bool | None = None
     """Did the verdict keep the first-round vote?"""
+    tied_answers: int | None = None
+    """How many answers tied for the most votes when a vote ruled (1: no tie); None when an LLM ruled, or in
+    metrics stored before ties were recorded."""
+    decided_by_tie: bool | None = None
+    """Did the tie rule choose the verdict (``tied_answers`` > 1)? None as ``tied_answers``: a report counts the
+    verdicts a tie decided from this."""
     final_in_first_round: bool | None = None
     """Was the verdict one of the independent first answers (else the debate produced a new answer)?"""
     final_majority: str | None = None
@@ -98,10 +107,17 @@ class DebateMetrics(BaseModel):
 
 
 def debate_metrics(
-    rounds: list[DebateRound], verdict: Verdict | None, parse_failures: int, *, experts: int
+    rounds: list[DebateRound],
+    verdict: Verdict | None,
+    parse_failures: int,
+    *,
+    experts: int,
+    tied_answers: int | None = None,
 ) -> DebateMetrics:
+    """``tied_answers``: how many answers tied for the most votes of the vote that ruled (None: no vote ruled)."""
     first = [p.answer for p in rounds[0].positions.values()] if rounds else []
-    voted = majority_answer(list(rounds[0].positions.items()))[0] if first else None
+    first_tally = majority_tally(list(rounds[0].positions.items())) if first else None
+    voted = first_tally.winner if first_tally else None
     vote = next((a for a in first if normalise_answer(a) == voted), None)  # as an expert wrote it
     flips, kinds = _flips(rounds)
     decision = normalise_answer(verdict.decision) if verdict is not None else None
@@ -121,7 +137,10 @@ def debate_metrics(
         tokens_per_round=[sum(r.usage.values(), Meter()).tokens for r in rounds],
         agreement_per_round=[r.agreement for r in rounds if len(r.positions) == experts],
         first_round_vote=vote,
+        first_round_tied_answers=len(first_tally.tied) if first_tally else None,
         final_matches_first_round_vote=None if decision is None or voted is None else decision == voted,
+        tied_answers=tied_answers,
+        decided_by_tie=None if tied_answers is None else tied_answers > 1,
         parse_failures=parse_failures,
     )
 
@@ -180,5 +199,7 @@ class DebateState(BaseModel):
     verdict_by: str | None = None
     arbiter_order: list[str] = []
     fallback_reason: str | None = None
+    tied_answers: int | None = None
+    """How many answers tied for the most votes when a vote ruled (see ``DebateMetrics.tied_answers``)."""
     parse_failures: int = 0
     messages: list[Mapping[str, Any]] = []

@@ -31,9 +31,11 @@ __all__ = [
     "ask",
     "build_arm",
     "by_answers",
+    "canonical_spec",
     "key_settings",
     "known_arms",
     "register_arm",
+    "spell",
 ]
 
 ARM_FORMS = "NAME[?key=value&...], e.g. single, self-consistency?k=7, debate?experts=3&rounds=2&arbiter=llm"
@@ -156,3 +158,33 @@ async def ask(agent: RoleAgent, task: str) -> Reply:
     content = getattr(message, "content", None)
     parse_failures = int(message.metadata.get("parse_failures", "0"))
     return Reply(message.to_model_text(), content, parse_failures)
+
+
+def spell(value: object) -> str:
+    """A setting as an arm spec writes it, so that building the spec gives the setting back: ``0.7``,
+    ``0/0.3/0.3`` (one per expert), ``true``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        short = format(value, "g")
+        return short if float(short) == value else repr(value)
+    if isinstance(value, tuple | list):
+        return "/".join(spell(v) for v in value)
+    return str(value)
+
+
+def canonical_spec(arm: Arm) -> str:
+    """The arm's full, canonical spec: its family and every option that defines it, defaults spelled out, keys
+    sorted (``debate?anchor=held&arbiter=rounds&...``). What a results row stores as its arm's name, so changing a
+    default never relabels old rows: building this spec (on the same suite) gives the same settings, the same key.
+
+    An arm names its options with ``full_options()`` when its settings leave some out (the value rows had before
+    the option existed) or hold a value whose meaning depends on the suite; else its ``former_options`` (those
+    left-out values, as spec strings) are added to its settings."""
+    full = getattr(arm, "full_options", None)
+    if callable(full):
+        options = dict(full())
+    else:
+        options = {**getattr(arm, "former_options", {}), **{k: spell(v) for k, v in arm.settings.items()}}
+    query = "&".join(f"{key}={options[key]}" for key in sorted(options))
+    return f"{arm.name}?{query}" if query else arm.name

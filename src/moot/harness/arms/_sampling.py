@@ -106,6 +106,8 @@ class SelfConsistency:
 
     name = "self-consistency"
     selection: Selection = "vote"
+    former_options = {"samples": "debate"}
+    """What rows whose settings leave ``samples`` out drew (:func:`canonical_spec` spells it)."""
 
     def __init__(self, options: Mapping[str, str] | None = None, **override: Any) -> None:
         self.config = arm_settings(SamplingSettings, self.name, {**(options or {}), **override})

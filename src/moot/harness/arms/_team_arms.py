@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from moot.arbiters import Arbiter, MajorityVote, RoundsVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settings, register_arm
+from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settings, register_arm, spell
 from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
 from moot.harness.arms._sampling import answer_from_draft, single_call
 from moot.harness.jobs._context import MAX_EXPERTS, RowContext
@@ -114,6 +114,8 @@ class TestReflectionArm:
 
     __test__ = False
     name = "reflection-tests"
+    former_options = {"revision": "continue"}
+    """What rows whose settings leave ``revision`` out did (:func:`canonical_spec` spells it)."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.config = arm_settings(TestReflectionSettings, self.name, options or {})
@@ -185,11 +187,11 @@ class DebateSettings(BaseModel):
     """Short answers: ``hidden`` shows each expert the others' arguments in later rounds with their answers
     masked, so a rebuttal has to reach its answer from the reasoning rather than restate a peer's."""
 
-    rebuttal_temperature: Temperatures | None = by_answers("0.7", "as opened")
-    """Short answers: the temperature the experts rebut at, one for all or one per expert. A rebuttal drawn
-    hotter than its opening makes a recomputation that lands on a peer's answer rarer by chance, so the
-    agreement that adopts a change says more. Equal to the openings' temperatures, it is the same as
-    rebutting as opened (and keys the rows so)."""
+    rebuttal_temperature: Temperatures | Literal["opened"] | None = by_answers("0.7", "opened")
+    """Short answers: the temperature the experts rebut at, one for all or one per expert, or ``opened`` (each at
+    its opening temperature). A rebuttal drawn hotter than its opening makes a recomputation that lands on a
+    peer's answer rarer by chance, so the agreement that adopts a change says more. Equal to the openings'
+    temperatures, it is the same as ``opened`` (and keys the rows so)."""
 
     @field_validator("temperature", "rebuttal_temperature", mode="before")
     @classmethod
@@ -200,8 +202,8 @@ class DebateSettings(BaseModel):
 
     @field_validator("temperature", "rebuttal_temperature")
     @classmethod
-    def _in_range(cls, value: Temperatures | None) -> Temperatures | None:
-        if any(not 0.0 <= t <= 2.0 for t in _each(value)):
+    def _in_range(cls, value: Temperatures | str | None) -> Temperatures | str | None:
+        if not isinstance(value, str) and any(not 0.0 <= t <= 2.0 for t in _each(value)):
             raise ValueError("each temperature must be between 0 and 2")
         return value
 
@@ -224,8 +226,9 @@ class DebateSettings(BaseModel):
         temperature = self.temperature
         if temperature is None:
             temperature = _default_temperature(answer_format, anchored=anchor != "none", experts=self.experts)
-        rebuttal = self.rebuttal_temperature
-        if rebuttal is None and short:
+        given = self.rebuttal_temperature
+        rebuttal = None if given == "opened" else given
+        if given is None and short:
             rebuttal = 0.7
         if rebuttal is not None and all(_nth(rebuttal, i) == _nth(temperature, i) for i in range(self.experts)):
             rebuttal = None
@@ -279,13 +282,21 @@ def _nth(value: Temperatures, index: int) -> float:
     return value[index] if isinstance(value, tuple) else value
 
 
+_AUTO_ARBITER: dict[AnswerFormat, str] = {"short": "rounds", "code": "vote"}
+"""What ``arbiter=auto`` rules with on each kind of answer: the vote over every round (RoundsVote), and the program
+vote (every arbiter a code debate accepts is the program vote)."""
+
+
 class DebateArm:
     """Experts debate, an arbiter rules (see module docstring)."""
 
     name = "debate"
+    former_options = {"anchor": "none", "peer_answers": "shown", "rebuttal_temperature": "opened"}
+    """What every row did before these options existed (left out of its settings; spelled by ``full_options``)."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.given = arm_settings(DebateSettings, self.name, options or {})
+        self.answer_format: AnswerFormat = "short"
         self.config = self.given.for_answers("short")
         """What the arm runs: ``check`` fills the defaults again for the suite's answers."""
 
@@ -293,17 +304,30 @@ class DebateArm:
     def settings(self) -> Mapping[str, Any]:
         """The configuration (the rows' key); per-expert temperatures as they are written (``0/0.7/0.7``).
         ``anchor=none``, ``peer_answers=shown`` and rebutting as opened are what every row did before the
-        options existed, so they are left out."""
+        options existed, so they are left out. An arbiter that rules as ``auto`` does on the suite's answers
+        (``rounds`` on short answers; any on code: the program vote) keys as ``auto``: the same debate, one key."""
         settings = key_settings(self.config, anchor="none", peer_answers="shown", rebuttal_temperature=None)
         for field in ("temperature", "rebuttal_temperature"):
             value = getattr(self.config, field)
             if isinstance(value, tuple):
                 settings[field] = "/".join(f"{t:g}" for t in value)
+        if self.answer_format == "code" or settings["arbiter"] == _AUTO_ARBITER[self.answer_format]:
+            settings["arbiter"] = "auto"
         return settings
+
+    def full_options(self) -> dict[str, str]:
+        """Every option, spelled so that building ``debate?`` with them on the same kind of suite runs this debate
+        (:func:`canonical_spec`): the options left out of the key at the value rows had before they existed, and
+        ``auto`` named as the arbiter it is on the suite's answers."""
+        options = {**self.former_options, **{k: spell(v) for k, v in self.settings.items()}}
+        if options["arbiter"] == "auto":
+            options["arbiter"] = _AUTO_ARBITER[self.answer_format]
+        return options
 
     def check(self, suite: Suite) -> None:
         """Fill the unset options for the suite's answers, and refuse those its answers cannot use."""
         self.config = self.given.for_answers(suite.answer_format)
+        self.answer_format = suite.answer_format
         if suite.answer_format != "code":
             return
         if self.config.peer_answers != "shown":

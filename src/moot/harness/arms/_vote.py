@@ -45,6 +45,8 @@ class Vote:
     method: str = "answer"
     passed: list[int] = field(default_factory=list)
     """Programs: visible tests each sample passed."""
+    tied: int | None = None
+    """Short answers: how many answers tied for the most votes (1: no tie decided the vote)."""
 
     @property
     def metrics(self) -> dict[str, object]:
@@ -55,17 +57,23 @@ class Vote:
         }
         if self.passed:
             found["visible_passed"] = self.passed
+        if self.tied is not None:
+            found["tied_answers"] = self.tied
+            found["decided_by_tie"] = self.tied > 1
         return found
 
 
 def _plurality(keys: Sequence[str]) -> Vote:
-    """Largest group of equal keys wins; ties go to the group seen first; broken keys win only when all are."""
+    """Largest group of equal keys wins; a tie goes to the tied answer of the sample listed first (the rule every
+    vote shares, :data:`moot.arbiters.TIE_RULE`: never how an answer is spelled); broken keys win only when all
+    are."""
     counts: dict[str, int] = {}
     for key in keys:
         counts[key] = counts.get(key, 0) + 1
     eligible = [k for k in counts if k != _BROKEN] or list(counts)
-    best = max(eligible, key=lambda k: (counts[k], -keys.index(k)))
-    return Vote(keys.index(best), sorted(counts.values(), reverse=True))
+    top = max(counts[k] for k in eligible)
+    tied = [k for k in eligible if counts[k] == top]  # (in the order first seen)
+    return Vote(keys.index(tied[0]), sorted(counts.values(), reverse=True), tied=len(tied))
 
 
 def vote_answers(answers: Sequence[str]) -> Vote:

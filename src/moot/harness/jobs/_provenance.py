@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -18,7 +19,15 @@ from pathlib import Path
 from moot.embedded import local_model_identity
 from moot.models import ModelSpec
 
-__all__ = ["code_version", "machine", "model_identity", "moot_version"]
+__all__ = [
+    "UNKNOWN_MODEL",
+    "answered_by",
+    "code_version",
+    "machine",
+    "model_identity",
+    "models_answering",
+    "moot_version",
+]
 
 _TRACKED = ("src", "pyproject.toml", "roles", "teams", "arbiters", "scenarios")
 """What a row's answer depends on: moot's code and the catalog, not the results files beside them."""
@@ -79,3 +88,26 @@ def model_identity(spec: ModelSpec) -> str:
         return f"{spec} at {spec.endpoint}"
     where = spec.base_url or "the provider's default endpoint"
     return f"{provider} {spec.model or 'default model'} at {where}"
+
+
+UNKNOWN_MODEL = "unknown (row from before the model was recorded)"
+
+
+def answered_by(identity: Mapping[str, str] | None) -> str:
+    """A row's ``model_identity`` as one line: the base model's identity, then any role given its own model
+    (``...; judge: openai gpt-4o-mini at ...``); :data:`UNKNOWN_MODEL` for a row that did not record it."""
+    if not identity:
+        return UNKNOWN_MODEL
+    base = identity.get("base")
+    others = "; ".join(f"{role}: {text}" for role, text in identity.items() if role != "base")
+    return "; ".join(part for part in (base, others) if part)
+
+
+def models_answering(identities: Iterable[Mapping[str, str] | None]) -> dict[str, int]:
+    """Rows per model that answered them (:func:`answered_by` of each row's ``model_identity``), most rows first:
+    what a report's provenance prints, read from the rows rather than from the code that builds the report."""
+    counted: dict[str, int] = {}
+    for identity in identities:
+        line = answered_by(identity)
+        counted[line] = counted.get(line, 0) + 1
+    return dict(sorted(counted.items(), key=lambda kv: -kv[1]))

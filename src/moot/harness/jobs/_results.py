@@ -42,8 +42,11 @@ _COLUMNS = (
     "prompt_tokens", "completion_tokens", "billed_prompt_tokens", "billed_completion_tokens", "model_calls",
     "billed_calls", "scoring_calls", "scoring_billed_calls", "wall_seconds", "rounds", "stop_reason",
     "parse_failures", "partial", "metrics", "error", "trace_ids", "finished_at", "cost_usd", "code_version",
-    "machine",
+    "machine", "model_identity",
 )  # fmt: skip
+_LATER_COLUMNS = ("model_identity",)
+"""Columns a later migration added: a file opened read-only (a report) from before it reads them as NULL
+(unknown), since a report migrates nothing."""
 MIGRATIONS: list[Migration] = [
     (
         "0001_rows",  # IF NOT EXISTS: files written before migrations had this table already
@@ -67,6 +70,7 @@ MIGRATIONS: list[Migration] = [
     ("0002_row_cost", "ALTER TABLE rows ADD COLUMN cost_usd REAL"),
     ("0003_row_code_version", "ALTER TABLE rows ADD COLUMN code_version TEXT"),
     ("0004_row_machine", "ALTER TABLE rows ADD COLUMN machine TEXT"),
+    ("0006_row_model_identity", "ALTER TABLE rows ADD COLUMN model_identity TEXT"),
 ]
 """The results file's schema, as named migrations (see ``moot.store.migrate``)."""
 
@@ -159,11 +163,17 @@ class ResultRow(TokenTotals, BaseModel):
     code was that commit's or older. None when not even that is known."""
     machine: str | None = None
     """The CPU and cores the row was computed on."""
+    model_identity: dict[str, str] | None = None
+    """Per model role (``base``, then any role given its own model), what answered: the embedded weights' hash, or
+    the endpoint and model id (:func:`moot.harness.jobs._provenance.model_identity`). A replayed row keeps the
+    identity of the computation that paid for it. None (unknown) for a row from before this was recorded."""
 
     def values(self) -> tuple[Any, ...]:
         data = self.model_dump()
         for key in ("settings", "models", "metrics", "trace_ids"):
             data[key] = json.dumps(data[key], sort_keys=True, default=str)
+        if data["model_identity"] is not None:
+            data["model_identity"] = json.dumps(data["model_identity"], sort_keys=True)
         data["partial"] = int(self.partial)
         return tuple(data[c] for c in _COLUMNS)
 
@@ -194,13 +204,20 @@ class ResultStore:
                 self._db.execute("PRAGMA query_only=ON")
             else:
                 self._migrate()
-            require_columns(self._db, f"results file {path}", {"rows": _COLUMNS})
+            self._selected = self._readable_columns(read_only)
         except SQLITE_ERRORS as exc:
             self._db.close()
             raise ConfigError(f"cannot use results file {path}: {one_line(str(exc), 200)}") from None
         except ConfigError:
             self._db.close()
             raise
+
+    def _readable_columns(self, read_only: bool) -> str:
+        """The SELECT list of a row: every column, a later one a read-only file lacks as NULL (unknown)."""
+        required = [c for c in _COLUMNS if not (read_only and c in _LATER_COLUMNS)]
+        require_columns(self._db, f"results file {self.path}", {"rows": required})
+        found = {row[0] for row in self._db.execute("SELECT name FROM pragma_table_xinfo('rows')")}
+        return ", ".join(c if c in found else f"NULL AS {c}" for c in _COLUMNS)
 
     def _migrate(self) -> None:
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -247,7 +264,7 @@ class ResultStore:
         keys = list(keys)
         if not keys:
             return []
-        query = f"SELECT {', '.join(_COLUMNS)} FROM rows WHERE suite = ? AND arm_key IN ({', '.join('?' * len(keys))})"
+        query = f"SELECT {self._selected} FROM rows WHERE suite = ? AND arm_key IN ({', '.join('?' * len(keys))})"
         wanted = None if items is None else set(items)
         rows = []
         for values in self._read(query, (suite, *keys)):
@@ -285,6 +302,8 @@ class ResultStore:
         where = f"results file {self.path}, row {item!r} (arm {arm})"
         for column, kind in _JSON_COLUMNS.items():
             data[column] = load_json_as(data[column], f"{where}: column {column}", kind, JSON_BOUNDS)
+        if data["model_identity"] is not None:
+            data["model_identity"] = _identity(data["model_identity"], f"{where}: column model_identity")
         if data["partial"] not in (0, 1):
             raise ConfigError(f"{where}: column partial holds {one_line(repr(data['partial']), 40)}; 0 or 1 is valid")
         for column in ("score", "wall_seconds", "cost_usd"):
@@ -304,3 +323,11 @@ class ResultStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _identity(text: object, where: str) -> dict[str, str]:
+    """A stored ``model_identity``: a JSON object of role -> text, else one ConfigError naming the column."""
+    found = load_json_as(text, where, dict, JSON_BOUNDS)
+    if not all(isinstance(v, str) for v in found.values()):
+        raise ConfigError(f"{where} holds a value that is not text; an object of role -> identity text is valid")
+    return {str(role): value for role, value in found.items()}

@@ -32,13 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from moot._extras import require
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Arm, build_arm
+from moot.harness.arms._arm import Arm, build_arm, canonical_spec
 from moot.harness.arms._sampling import SelfConsistency
 from moot.harness.jobs._calls import BaseClientFactory, CacheOnly, ClientFactory, EndpointLimits, endpoint_of
 from moot.harness.jobs._context import MODEL_ROLES, RowContext
 from moot.harness.jobs._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness.jobs._jobs import Job, RowOutcome
-from moot.harness.jobs._provenance import code_version
+from moot.harness.jobs._provenance import code_version, model_identity
 from moot.harness.jobs._results import ResultRow, ResultStore, arm_key
 from moot.harness.reports._stats import matched_k
 from moot.harness.suites._items import Item, Suite
@@ -61,7 +61,7 @@ __all__ = [
 RESULTS_FILE = "results.sqlite3"
 _PAID = (
     "billed_prompt_tokens", "billed_completion_tokens", "billed_calls", "scoring_billed_calls", "cost_usd",
-    "wall_seconds", "trace_ids", "finished_at", "code_version", "machine",
+    "wall_seconds", "trace_ids", "finished_at", "code_version", "machine", "model_identity",
 )  # fmt: skip
 """What a replayed row keeps from the computation that paid for it; the rest (metrics derived from the same answers
 by the current code) is recomputed, and ``metrics["replayed_at"]`` names the commit that reproduced it."""
@@ -114,6 +114,12 @@ class ComparedArm:
     arm: Arm
     key: str = ""
     matched: bool = False
+
+    @property
+    def spec(self) -> str:
+        """The arm's full, canonical spec (:func:`canonical_spec`): the name its rows are stored under, which a
+        later change of a default never makes mean another arm."""
+        return canonical_spec(self.arm)
 
 
 @dataclass
@@ -189,6 +195,7 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ComparedArm]:
     labels = [r.label for r in arms]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"each arm may appear once; got {', '.join(labels)}")
+    _refuse_same_arm(arms)
     if options.k is not None and not any(isinstance(r.arm, SelfConsistency) for r in arms):
         raise ConfigError(
             f"--k sets self-consistency's samples, and the arms ({', '.join(labels)}) have no self-consistency; "
@@ -207,6 +214,26 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ComparedArm]:
     return arms
 
 
+def _refuse_same_arm(arms: Sequence[ComparedArm]) -> None:
+    """Two labels that spell one configuration (``debate`` and ``debate?rounds=3`` where 3 is the default) would
+    share their rows: refuse, naming both and the arm they are."""
+    seen: dict[str, str] = {}
+    for compared in arms:
+        spec = compared.spec
+        if spec in seen:
+            raise ConfigError(
+                f"arms {seen[spec]!r} and {compared.label!r} are the same arm ({spec}) on this suite; give one of them"
+            )
+        seen[spec] = compared.label
+
+
+def model_identities(models: RoleModels) -> dict[str, str]:
+    """Per model role of ``models`` (``base``, then each role given its own model): what identifies the model that
+    answers (:func:`model_identity`), stored in every row this comparison computes."""
+    roles = {"base": models.base, **dict(sorted(models.overrides.items()))}
+    return {role: model_identity(spec) for role, spec in roles.items()}
+
+
 class PreparedComparison:
     """A validated comparison, ready to run: every bad input has been refused before this exists."""
 
@@ -218,6 +245,7 @@ class PreparedComparison:
         self.suite = load_suite(options.suite)
         self.models = parse_model_options(options.models, MODEL_ROLES)
         self.labels = _model_labels(self.models)
+        self.identities = model_identities(self.models)
         self.arms = _arms(options, self.suite)
         self.progress = progress
         base = CacheOnly() if options.cache_only else base  # (no model is built, so none need be installed)
@@ -255,7 +283,8 @@ class PreparedComparison:
         keys = [self._key(r) for r in self.arms if not r.matched]
         if self.store.rows(self.suite.key, keys, [i.id for i in self.suite.items]):
             return
-        used = [m for m in self.store.models_used(self.suite.key, [r.label for r in self.arms]) if m != self.labels]
+        named = [r.label for r in self.arms] + [r.spec for r in self.arms]  # (rows from before specs were stored)
+        used = [m for m in self.store.models_used(self.suite.key, named) if m != self.labels]
         if used:
             self.close()
             raise ConfigError(
@@ -329,7 +358,7 @@ class PreparedComparison:
             if score.value != row.score:
                 metrics["score_before_rescore"] = row.score
             updated = row.model_copy(update={"score": score.value, "score_detail": score.detail, "metrics": metrics})
-            if self.store.replace(row, updated):
+            if self.store.replace(row, self._as_stored(updated)):
                 self.result.rows[number] = updated
                 continue
             # Another process (a --rerun) rewrote the row since it was read: its row is newer than this rescore's
@@ -398,17 +427,23 @@ class PreparedComparison:
             self.result.missed += 1
             self.progress.advance(outcome.row)
             return
-        row = outcome.row
+        row = outcome.row.model_copy(update={"model_identity": self.identities})
         old = self._replayed(row)
         if old is not None:
             self.result.replayed += 1  # the row keeps what its paid computation measured (tokens, time, origin)
             paid = {k: getattr(old, k) for k in _PAID}
             row = row.model_copy(update={**paid, "metrics": {**row.metrics, "replayed_at": code_version()}})
         if not self._keeps_finished(row):
-            self.store.put(row)
+            self.store.put(self._as_stored(row))
         self.result.computed += row.status == "done"
         self.result.failed += row.status == "error"
         self.progress.advance(row)
+
+    def _as_stored(self, row: ResultRow) -> ResultRow:
+        """``row`` as the results file keeps it: under its arm's canonical spec, not this comparison's label (which
+        names another arm once a default changes); :meth:`_rows` gives rows read back their labels again."""
+        specs = {r.label: r.spec for r in self.arms}
+        return row.model_copy(update={"arm": specs.get(row.arm, row.arm)})
 
     def _keeps_finished(self, row: ResultRow) -> bool:
         """A rerun whose recomputation failed (a fault, not an answer) keeps the finished row it would replace:
