@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,8 @@ def test_help_names_the_ray_extra_and_the_exit_codes():
         (["--arms", "debate,self-consistency", "--compute-matched", "--k", "3"], "moot: error: --k and --compute-ma"),
         (["--report-only", "--rerun"], "moot: error: --report-only runs nothing and --rerun recomputes every row"),
         (["--report-only"], "moot: error: --report-only: {tmp}/out holds no results yet (results.sqlite3 is missing)"),
+        (["--report-only", "--purpose", "tuning"], "moot: error: --purpose is recorded when rows run; --report-only"),
+        (["--purpose", "publishing"], "moot: error: bad option purpose: Input should be 'tuning' or 'evaluation'"),
     ],
 )
 def test_options_that_contradict_each_other_are_one_line_and_write_nothing(tmp_path, flags, message):
@@ -388,3 +391,60 @@ def test_ctrl_c_while_the_report_is_written_says_every_row_is_saved(tmp_path, mo
         f"to go on, run the same command again: moot compare {suite} --arms single --model scripted:deterministic "
         f"--out {out}\n"
     )
+
+
+def test_a_folder_states_its_purpose_and_refuses_rows_of_the_other_one(tmp_path):
+    suite = write_sums(tmp_path / "s.jsonl", 2)
+    out = tmp_path / "out"
+    tuning = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out),
+                    "--purpose", "tuning")  # fmt: skip
+    assert tuning.exit_code == 0, tuning.output
+    assert "Tuning run: its figures are for choosing a protocol, not for publishing" in tuning.output
+    text = (out / "report.md").read_text()
+    assert text.index("**Tuning run:**") < text.index("## Arms")
+    assert json.loads((out / "summary.json").read_text())["purpose"] == "tuning"
+    files = sorted(p.name for p in out.iterdir())
+    refused(
+        invoke(
+            str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out), "--purpose", "evaluation"
+        ),
+        f"moot: error: {out} holds a tuning run, so --purpose evaluation cannot add to it",
+    )
+    assert sorted(p.name for p in out.iterdir()) == files
+    again = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out))
+    assert again.exit_code == 0 and "Tuning run" in again.output  # no --purpose: the folder's own
+    fresh = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(tmp_path / "eval"))
+    assert fresh.exit_code == 0 and "Tuning run" not in fresh.output and "Purpose unstated" not in fresh.output
+    assert json.loads((tmp_path / "eval" / "summary.json").read_text())["purpose"] == "evaluation"
+
+
+def test_report_only_rebuilds_the_report_from_the_stored_rows_alone(tmp_path):
+    """The rows are all a report needs: scores edited in results.sqlite3 (partial credit on two items) come out in the
+    rebuilt report, exact first, with no model call (a model that fails on any call is given)."""
+    suite = write_sums(tmp_path / "s.jsonl", 4)
+    out = tmp_path / "out"
+    model = PromptModel("cli-rebuild", arithmetic()).register()
+    try:
+        first = invoke(str(suite), "-m", model.spec, "--arms", "single,reflection", "--out", str(out))
+    finally:
+        model.unregister()
+    assert first.exit_code == 0, first.output
+    db = sqlite3.connect(out / "results.sqlite3")
+    db.execute("UPDATE rows SET score = 0.667 WHERE arm LIKE 'reflection%' AND item IN ('q0', 'q1')")
+    db.commit()
+    db.close()
+    for name in ("report.md", "report.html", "summary.json", "cost_accuracy.png"):
+        (out / name).unlink()
+    broken = PromptModel("cli-rebuild", arithmetic(), fail_after=0).register()
+    try:
+        rebuilt = invoke(str(suite), "-m", broken.spec, "--arms", "single,reflection", "--out", str(out),
+                         "--report-only")  # fmt: skip
+    finally:
+        broken.unregister()
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert broken.calls == 0 and "computed 0 rows, reused 8 finished ones" in rebuilt.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["exact_first"] is True
+    assert [a["accuracy"] for a in summary["arms"]] == [1.0, 0.5]
+    assert summary["arms"][1]["graded"]["estimate"] == pytest.approx((2 + 2 * 0.667) / 4)
+    assert "| reflection |" in (out / "report.md").read_text() and (out / "cost_accuracy.png").is_file()

@@ -153,6 +153,17 @@ def test_holm_leaves_untested_pairs_out_of_the_family():
     assert adjusted[1::2] == pytest.approx([0.03, 0.06]) and adjusted[4] == pytest.approx(0.06)
 
 
+def test_bonferroni_corrects_the_chosen_p_value_for_the_tries_and_agrees_with_holm_on_the_smallest():
+    from moot.harness.reports._stats import bonferroni
+
+    assert bonferroni(0.015625, 8) == pytest.approx(0.125) and bonferroni(0.2, 8) == 1.0
+    assert bonferroni(0.01, 1) == 0.01 and math.isnan(bonferroni(math.nan, 3))
+    tries = [0.01, 0.04, 0.03, 0.5]
+    assert bonferroni(min(tries), len(tries)) == pytest.approx(min(holm(tries)))
+    with pytest.raises(ValueError, match="at least 1 test"):
+        bonferroni(0.01, 0)
+
+
 def test_matched_k_rounds_the_debate_mean_half_up():
     assert matched_k([3, 6]) == 5  # 4.5 -> 5
     assert matched_k([3, 3, 4]) == 3

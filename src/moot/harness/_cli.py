@@ -232,6 +232,15 @@ def compare(
         typer.Option("--rescore", help="With --report-only: score every finished row's stored answer again first."),
     ] = False,
     seed: Annotated[int, typer.Option("--seed", help="Base seed for sampling and resampling.")] = 0,
+    purpose: Annotated[
+        str | None,
+        typer.Option(
+            "--purpose",
+            help="What the --out folder's rows are for: tuning (choosing a protocol; its report says its figures "
+            "are not for publishing) or evaluation (the default for a new folder). Recorded in results.sqlite3; "
+            "a folder keeps one purpose.",
+        ),
+    ] = None,
     executor: Annotated[
         str,
         typer.Option(
@@ -254,7 +263,7 @@ def compare(
             suite=suite, arms=[a.strip() for a in arms.split(",") if a.strip()], models=model, concurrency=concurrency,
             out=out or default_out(suite), k=k, compute_matched=compute_matched, cache=cache, use_cache=not no_cache,
             rerun=rerun, cache_only=cache_only, report_only=report_only, rescore=rescore, seed=seed, executor=executor,
-            ray_address=ray_address, ray_cpus_per_job=ray_cpus_per_job,
+            ray_address=ray_address, ray_cpus_per_job=ray_cpus_per_job, purpose=purpose,
         )  # fmt: skip
         runner = prepare_comparison(options)  # all bad input is refused here, before any output
         comparison = run_until_signal(_run(runner))
@@ -315,7 +324,7 @@ _FLAGS = {
     "concurrency": "--concurrency", "k": "--k", "compute_matched": "--compute-matched", "cache": "--cache",
     "use_cache": "--no-cache", "rerun": "--rerun", "cache_only": "--cache-only", "report_only": "--report-only",
     "rescore": "--rescore", "seed": "--seed", "executor": "--executor", "ray_address": "--ray-address",
-    "ray_cpus_per_job": "--ray-cpus-per-job",
+    "ray_cpus_per_job": "--ray-cpus-per-job", "purpose": "--purpose",
 }  # fmt: skip
 """Each option of ``CompareOptions`` past the suite, arms, models and output, as ``moot compare`` spells it."""
 

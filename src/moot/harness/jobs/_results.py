@@ -35,7 +35,7 @@ from moot.errors import ConfigError
 from moot.models import TokenTotals
 from moot.store import Migration, migrate
 
-__all__ = ["ResultRow", "ResultStore", "TokenTotals", "arm_key"]
+__all__ = ["PURPOSES", "Purpose", "ResultRow", "ResultStore", "TokenTotals", "arm_key"]
 
 _COLUMNS = (
     "suite", "item", "arm_key", "arm", "settings", "models", "status", "answer", "score", "score_detail",
@@ -70,9 +70,17 @@ MIGRATIONS: list[Migration] = [
     ("0002_row_cost", "ALTER TABLE rows ADD COLUMN cost_usd REAL"),
     ("0003_row_code_version", "ALTER TABLE rows ADD COLUMN code_version TEXT"),
     ("0004_row_machine", "ALTER TABLE rows ADD COLUMN machine TEXT"),
+    ("0005_folder_meta", "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"),
     ("0006_row_model_identity", "ALTER TABLE rows ADD COLUMN model_identity TEXT"),
 ]
 """The results file's schema, as named migrations (see ``moot.store.migrate``)."""
+
+
+Purpose = Literal["tuning", "evaluation"]
+PURPOSES: tuple[Purpose, ...] = ("tuning", "evaluation")
+"""What a results folder's rows are for: choosing a protocol (tuning) or publishing a figure (evaluation). A folder
+from before purposes were recorded reads as ``unstated``."""
+UNSTATED = "unstated"
 
 
 def arm_key(name: str, settings: Mapping[str, Any], models: Mapping[str, str]) -> str:
@@ -320,6 +328,50 @@ class ResultStore:
             raise ConfigError(f"{where}: column {column} holds {given}: {one_line(error['msg'], 120)}") from None
         row._stored = _Snapshot(values)
         return row
+
+    def purpose(self) -> str:
+        """The folder's stated purpose (``tuning`` or ``evaluation``), or ``unstated`` for a file from before
+        purposes were recorded (no ``meta`` table, or no purpose in it)."""
+        # a file older than the meta table has none (a read-only open migrates nothing)
+        if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'", ()):
+            return UNSTATED
+        found = next(iter(self._read("SELECT value FROM meta WHERE key = 'purpose'", ())), None)
+        if found is None:
+            return UNSTATED
+        if found[0] not in PURPOSES:
+            shown = one_line(repr(found[0]), 40)
+            raise ConfigError(f"results file {self.path}: its purpose is {shown}; tuning or evaluation is valid")
+        return str(found[0])
+
+    def record_purpose(self, purpose: Purpose | None) -> None:
+        """State what the folder is for, once. ``None`` (not given) states ``evaluation`` for a new folder and
+        leaves a folder that already holds rows as it was (its rows predate the statement: not claimed for it).
+        A purpose other than the one recorded is refused: tuning and evaluation rows are kept in folders apart."""
+        stated = self.purpose()
+        if stated != UNSTATED:
+            if purpose is not None and purpose != stated:
+                raise ConfigError(
+                    f"{self.path.parent} holds a {stated} run, so --purpose {purpose} cannot add to it: keep "
+                    f"{purpose} rows in a folder of their own (give another --out), or give --purpose {stated}"
+                )
+            return
+        if purpose is None and self._read("SELECT 1 FROM rows LIMIT 1", ()):
+            return
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('purpose', ?)", (purpose or "evaluation",))
+        self._db.commit()
+
+    def arm_keys(self, suite: str) -> list[str]:
+        """Every arm configuration with a row of ``suite`` in this file, whichever comparison ran it (a report counts
+        the variants run on its items)."""
+        return [key for (key,) in self._read("SELECT DISTINCT arm_key FROM rows WHERE suite = ?", (suite,))]
+
+    def suite_keys(self) -> set[str]:
+        """Every suite key with a row in this file (a report names the items a folder has not run yet)."""
+        return {key for (key,) in self._read("SELECT DISTINCT suite FROM rows", ())}
+
+    def items(self, suite: str) -> set[str]:
+        """Every item of ``suite`` with a row in this file, whichever arm ran it."""
+        return {item for (item,) in self._read("SELECT DISTINCT item FROM rows WHERE suite = ?", (suite,))}
 
     def close(self) -> None:
         self._db.close()

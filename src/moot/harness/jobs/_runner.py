@@ -39,7 +39,7 @@ from moot.harness.jobs._context import MODEL_ROLES, RowContext
 from moot.harness.jobs._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness.jobs._jobs import Job, RowOutcome
 from moot.harness.jobs._provenance import code_version, model_identity
-from moot.harness.jobs._results import ResultRow, ResultStore, arm_key
+from moot.harness.jobs._results import Purpose, ResultRow, ResultStore, arm_key
 from moot.harness.reports._stats import matched_k
 from moot.harness.suites._items import Item, Suite
 from moot.harness.suites._suites import load_suite
@@ -103,6 +103,8 @@ class CompareOptions(BaseModel):
     """A running Ray cluster (``auto``, ``ray://host:10001``); default: start a local one."""
     ray_cpus_per_job: float = Field(default=1.0, gt=0, le=64)
     """CPUs Ray reserves per job: below 1 packs more jobs per core when the model is served elsewhere."""
+    purpose: Purpose | None = None
+    """What the folder's rows are for (``ResultStore.record_purpose``); None: evaluation for a new folder."""
 
 
 @dataclass
@@ -266,6 +268,12 @@ class PreparedComparison:
         except ConfigError:
             self.executor.close()
             raise
+        if not options.report_only:
+            try:
+                self.store.record_purpose(options.purpose)
+            except ConfigError:
+                self.close()
+                raise
         self.result = Comparison(options, self.suite, self.arms, self.labels, role_models=self.models)
         if options.cache_only:
             self._check_cached_models()
@@ -486,6 +494,8 @@ def _check_flags(options: CompareOptions) -> None:
         raise ConfigError("--report-only runs nothing and --rerun recomputes every row; give one of them")
     if options.cache_only and not options.use_cache:
         raise ConfigError("--cache-only answers every call from the cache and --no-cache uses none; give one of them")
+    if options.report_only and options.purpose is not None:
+        raise ConfigError("--purpose is recorded when rows run; --report-only reports the folder's own: drop --purpose")
     if options.cache_only and options.report_only:
         raise ConfigError("--report-only runs nothing, so --cache-only has no call to answer; give one of them")
     if options.report_only and not (options.out / RESULTS_FILE).is_file():

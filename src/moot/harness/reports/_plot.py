@@ -38,7 +38,7 @@ def plot_cost_accuracy(report: Report, path: Path) -> Path:
             arm.label, (arm.mean_tokens, 100 * arm.accuracy), textcoords="offset points", xytext=(6, 6), fontsize=8
         )
     ax.set_xlabel("mean tokens per item (logical: cache hits included)")
-    ax.set_ylabel("accuracy, % (95% bootstrap CI)")
+    ax.set_ylabel(("exact-match accuracy" if report.exact_first else "accuracy") + ", % (95% CI)")
     ax.set_ylim(-5, 105)
     ax.margins(x=0.15)
     ax.set_title(f"{report.suite}: cost vs accuracy", fontsize=10)

@@ -16,11 +16,13 @@ from moot.harness.jobs._runner import Comparison
 from moot.harness.reports._report import (
     ROUNDED_ARMS,
     ArmSummary,
+    Graded,
     PairSummary,
     Report,
     build_report,
     first_round_name,
 )
+from moot.harness.reports._selection import Selection
 
 __all__ = [
     "Tables",
@@ -76,28 +78,68 @@ def _ci_pts(pair: PairSummary) -> str:
     return f"[{100 * pair.ci_low:+.1f}, {100 * pair.ci_high:+.1f}]{flag}"
 
 
-def _rounds_row(arm: ArmSummary) -> list[str]:
+def _graded_pts(graded: Graded | None) -> list[str]:
+    """A graded difference beside its exact one: estimate with interval, and p."""
+    if graded is None:
+        return ["–", "–"]
+    interval = f" [{100 * graded.ci_low:+.1f}, {100 * graded.ci_high:+.1f}]" if math.isfinite(graded.ci_low) else ""
+    return [_pts(graded.estimate) + interval, _p(graded.p_value)]
+
+
+def _rounds_row(arm: ArmSummary, exact_first: bool) -> list[str]:
     bought, changed = arm.rounds_bought, arm.rounds_changed or {}
     assert bought is not None and arm.first_round_vote is not None
     shares = " → ".join(_pct(s) for s in arm.correct_share_per_round) or "–"
-    return [arm.label, first_round_name(arm.name), str(bought.n), _pct(arm.first_round_vote), _pct(arm.accuracy),
-            _pts(bought.difference), _ci_pts(bought), _p(bought.p_value),
-            f"{changed.get('better', 0)} / {changed.get('worse', 0)}", shares]  # fmt: skip
+    row = [arm.label, first_round_name(arm.name), str(bought.n), _pct(arm.first_round_vote), _pct(arm.accuracy),
+           _pts(bought.difference), _ci_pts(bought), _p(bought.p_value),
+           f"{changed.get('better', 0)} / {changed.get('worse', 0)}", shares]  # fmt: skip
+    return row + _graded_pts(bought.graded) if exact_first else row
 
 
 _ROUNDS_HEAD = [
     "arm", "round 1 is", "n", "round-1 accuracy", "final accuracy", "what the rounds bought", "95% CI", "p",
     "items better / worse", "right positions per round",
 ]  # fmt: skip
+_GRADED_ROUNDS_HEAD = [
+    "arm", "round 1 is", "n", "round-1 exact accuracy", "final exact accuracy", "what the rounds bought (exact)",
+    "95% CI", "p", "items better / worse", "exactly right positions per round", "graded: what the rounds bought",
+    "graded p",
+]  # fmt: skip
+
+
+def _arm_row(arm: ArmSummary, exact_first: bool) -> list[str]:
+    row = [arm.label, _settings(arm.settings), f"{arm.n}" + (f" (+{arm.errors} failed)" if arm.errors else ""),
+           _pct(arm.accuracy), f"[{_pct(arm.ci_low)}, {_pct(arm.ci_high)}]"]  # fmt: skip
+    graded = arm.graded
+    if exact_first:
+        row += (
+            ["–", "–"]
+            if graded is None
+            else [_pct(graded.estimate), f"[{_pct(graded.ci_low)}, {_pct(graded.ci_high)}]"]
+        )
+    return [
+        *row, _num(arm.mean_tokens, 0), _num(arm.mean_billed_tokens, 0), _num(arm.mean_calls),
+        _num(arm.mean_billed_calls), _num(arm.mean_wall_seconds), _num(arm.accuracy_per_1k_tokens, 3),
+        _num(arm.mean_rounds), str(arm.parse_failures), "–" if arm.oracle_gaps is None else str(arm.oracle_gaps),
+    ]  # fmt: skip
+
+
+def _pair_row(pair: PairSummary, exact_first: bool) -> list[str]:
+    row = [f"{pair.a} vs {pair.b}", str(pair.n), _pts(pair.difference), _ci_pts(pair), pair.test, _p(pair.p_value),
+           _p(pair.p_holm), f"{pair.a_only} / {pair.b_only}" if pair.test == "McNemar exact" else "–"]  # fmt: skip
+    return row + _graded_pts(pair.graded) if exact_first else row
 
 
 def tables(report: Report) -> Tables:
+    """The report's tables; on a partial-credit suite the exact-match figures lead and the graded ones follow."""
+    exact = report.exact_first
     arm_head = [
         "arm",
         "settings",
         "n",
-        "accuracy",
+        "exact accuracy" if exact else "accuracy",
         "95% CI",
+        *(["graded accuracy", "graded 95% CI"] if exact else []),
         "tokens/item",
         "billed tokens/item",
         "calls/item",
@@ -108,25 +150,43 @@ def tables(report: Report) -> Tables:
         "parse fails",
         "oracle gaps",
     ]
-    arm_rows = [
-        [a.label, _settings(a.settings), f"{a.n}" + (f" (+{a.errors} failed)" if a.errors else ""), _pct(a.accuracy),
-         f"[{_pct(a.ci_low)}, {_pct(a.ci_high)}]", _num(a.mean_tokens, 0), _num(a.mean_billed_tokens, 0),
-         _num(a.mean_calls), _num(a.mean_billed_calls), _num(a.mean_wall_seconds), _num(a.accuracy_per_1k_tokens, 3),
-         _num(a.mean_rounds), str(a.parse_failures), "–" if a.oracle_gaps is None else str(a.oracle_gaps)]
-        for a in report.arms
-    ]  # fmt: skip
-    pair_head = ["A vs B", "n", "A − B", "95% CI", "test", "p", "p (Holm)", "only A right / only B right"]
-    pair_rows = [
-        [f"{p.a} vs {p.b}", str(p.n), _pts(p.difference), _ci_pts(p), p.test, _p(p.p_value), _p(p.p_holm),
-         f"{p.a_only} / {p.b_only}" if report.binary else "–"]
-        for p in report.pairs
-    ]  # fmt: skip
+    arm_rows = [_arm_row(a, exact) for a in report.arms]
+    pair_head = ["A vs B", "n", "A − B" + (" (exact)" if exact else ""), "95% CI", "test", "p", "p (Holm)",
+                 "only A right / only B right", *(["graded A − B", "graded p"] if exact else [])]  # fmt: skip
+    pair_rows = [_pair_row(p, exact) for p in report.pairs]
     if any(a.mean_cost_usd is not None for a in report.arms):  # only when prices are known
-        arm_head.insert(9, "cost/item")
+        at = arm_head.index("wall s/item")
+        arm_head.insert(at, "cost/item")
         for arm, row in zip(report.arms, arm_rows, strict=True):
-            row.insert(9, "–" if arm.mean_cost_usd is None else f"${arm.mean_cost_usd:.4g}")
-    rounds = [_rounds_row(a) for a in report.arms if a.rounds_bought is not None and a.first_round_vote is not None]
-    return Tables((arm_head, arm_rows), (pair_head, pair_rows), _notes(report), (_ROUNDS_HEAD, rounds))
+            row.insert(at, "–" if arm.mean_cost_usd is None else f"${arm.mean_cost_usd:.4g}")
+    rounds = [
+        _rounds_row(a, exact) for a in report.arms if a.rounds_bought is not None and a.first_round_vote is not None
+    ]
+    head = _GRADED_ROUNDS_HEAD if exact else _ROUNDS_HEAD
+    return Tables((arm_head, arm_rows), (pair_head, pair_rows), _notes(report), (head, rounds))
+
+
+def _scoring_note(report: Report) -> str:
+    """How the scores were read and tested: exact scores, exact-first on partial credit, or graded throughout."""
+    exact = (
+        "pairs use McNemar's exact test on the discordant items; each interval's sign comes from the exact interval "
+        "conditional on them (Clopper-Pearson on their split), so it excludes 0 exactly when p < 0.05, and its width "
+        "also carries the uncertainty of how many items are discordant (conservative). Accuracy CIs are exact "
+        "(Clopper-Pearson)."
+    )
+    if report.exact_first:
+        return (
+            "Scores give partial credit (some rows score strictly between 0 and 1), so every figure leads with "
+            "exact-match accuracy (score = 1, right or wrong) and " + exact + " The graded figures (partial credit "
+            "counted) are shown beside, named graded: paired permutation tests and bootstrap (BCa) intervals."
+        )
+    if report.binary:
+        return "Scores are exact (every row scored 0 or 1), so " + exact
+    return (
+        "Scores are graded, so pairs use a paired permutation test of the mean difference, and each interval holds "
+        "the shifts that test does not reject (it excludes 0 exactly when p < 0.05). Accuracy CIs are bootstrap "
+        "(BCa) 95% intervals."
+    )
 
 
 def _notes(report: Report) -> list[str]:
@@ -144,14 +204,7 @@ def _notes(report: Report) -> list[str]:
         + ("; the rest came from the cache." if report.run_calls > report.run_billed_calls else "."),
         "Tokens and calls per item are logical (every call, cache hits included: the compute an arm used); "
         "billed counts only calls that reached the model when the row was computed.",
-        "Scores are binary, so pairs use McNemar's exact test on the discordant items; each interval's sign "
-        "comes from the exact interval conditional on them (Clopper-Pearson on their split), so it excludes 0 "
-        "exactly when p < 0.05, and its width also carries the uncertainty of how many items are discordant "
-        "(conservative). Accuracy CIs are exact (Clopper-Pearson)."
-        if report.binary
-        else "Scores are graded, so pairs use a paired permutation test of the mean difference, and each "
-        "interval holds the shifts that test does not reject (it excludes 0 exactly when p < 0.05). "
-        "Accuracy CIs are bootstrap (BCa) 95% intervals.",
+        _scoring_note(report),
         "p (Holm) adjusts for testing several pairs at once.",
     ]
     disagreeing = [p for p in [*report.pairs, *(a.rounds_bought for a in report.arms if a.rounds_bought)]
@@ -225,6 +278,59 @@ def _provenance(report: Report) -> list[Block]:
     return blocks
 
 
+def _selection_note(chosen: Selection) -> Note:
+    """The selection warning for one arm: how many variants it was chosen among, the corrected test, the command
+    that confirms it on fresh items."""
+    place = "the best" if chosen.rank == 1 else f"ranked {chosen.rank}"
+    text = (
+        f"{chosen.arm} is {place} of {len(chosen.variants)} {chosen.family} variants run on these {chosen.items} items "
+        f"({', '.join(f'{v.label} {_pct(v.accuracy)} of {v.n}' for v in chosen.variants)}, exact)."
+    )
+    if chosen.baseline is not None and math.isfinite(chosen.p_value):
+        text += (
+            f" Its lead over {chosen.baseline} is corrected for that choice: p = {_p(chosen.p_value)} alone, "
+            f"{_p(chosen.p_holm)} Holm over the {len(chosen.variants)} variants' tests against {chosen.baseline} "
+            f"(Bonferroni {_p(chosen.p_bonferroni)})."
+        )
+    text += (
+        " Its accuracy here is optimistic: an arm chosen for scoring best on these items is expected to score "
+        "lower on items that decided nothing."
+    )
+    if chosen.confirm is not None:
+        text += f" To confirm it on fresh items ({chosen.fresh}): {chosen.confirm}"
+    else:
+        text += f" {chosen.fresh[:1].upper()}{chosen.fresh[1:]}."
+    return Note("Selection", text, alert=True)
+
+
+def _top(report: Report) -> list[Block]:
+    """What a reader must know before any figure: a tuning run's figures are for choosing, an arm chosen among
+    variants on these items is optimistic, and how the scores are read."""
+    blocks: list[Block] = []
+    if report.purpose == "tuning":
+        blocks.append(Note("Tuning run", TUNING, alert=True))
+    elif report.purpose == "unstated":
+        blocks.append(Note("Purpose unstated", "this results folder predates purposes (tuning or evaluation); "
+                                               "read its figures as possibly tuned on these items."))  # fmt: skip
+    blocks.extend(_selection_note(chosen) for chosen in report.selections)
+    if report.exact_first:
+        blocks.append(Paragraph(EXACT_FIRST))
+    elif report.binary:
+        blocks.append(Paragraph(EXACT_ONLY))
+    return blocks
+
+
+TUNING = (
+    "its figures are for choosing a protocol, not for publishing: confirm the choice on items that decided nothing "
+    "(an evaluation run)."
+)
+EXACT_FIRST = (
+    "Exact first: these scores give partial credit, so every figure counts exact matches (score = 1) and tests "
+    "right/wrong exactly; the graded figures (partial credit counted) are shown beside, named graded."
+)
+EXACT_ONLY = "Scores are exact: every row scored 0 or 1."
+
+
 def document(report: Report) -> list[Block]:
     """The report once, as blocks: ``markdown`` and ``page`` write these same blocks.
 
@@ -241,6 +347,7 @@ def document(report: Report) -> list[Block]:
     return [
         Heading(f"moot compare: {report.suite}", level=1),
         Paragraph(f"{report.description}. Models: {models}. Generated {report.generated_at}."),
+        *_top(report),
         *_provenance(report),
         *rounds,
         Heading("Arms", level=2),
@@ -277,7 +384,9 @@ def page(report: Report) -> str:
     )
 
 
-_LEFT_OUT_OF_TERMINAL = frozenset({"settings", "billed calls/item", "cost/item", "rounds", "parse fails"})
+_LEFT_OUT_OF_TERMINAL = frozenset(
+    {"settings", "billed calls/item", "cost/item", "rounds", "parse fails", "graded 95% CI"}
+)
 """Arm columns the terminal leaves to the written report, so the first ones a reader needs fit."""
 
 
@@ -312,7 +421,8 @@ def report_renderables(report: Report, width: int = TERMINAL_WIDTH) -> list[Rend
     """What ``moot compare`` prints of a report, fitted to ``width``: what the rounds bought (what would explain a
     gain more cheaply comes first), the arms, the pairs, and the first note."""
     rounds = rounds_table(report, width)
-    shown: list[RenderableType] = [rounds] if rounds is not None else []
+    shown: list[RenderableType] = [Text(f"{b.label}: {b.text}") for b in _top(report) if isinstance(b, Note)]
+    shown += [rounds] if rounds is not None else []
     shown.append(terminal_table(report, width))
     if report.pairs:
         shown.append(pairs_table(report, width))

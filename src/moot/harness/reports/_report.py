@@ -15,11 +15,23 @@ from moot.harness.jobs._provenance import code_version, model_identity, moot_ver
 from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import Comparison
 from moot.harness.reports._row_metrics import RowMetrics, TeamMetrics
+from moot.harness.reports._selection import Selection, folder_facts
 from moot.harness.reports._stats import accuracy_interval, compare_paired, holm, is_binary
 from moot.models import ModelSpec
 from moot.teams import CodeDebateMetrics, DebateMetrics
 
-__all__ = ["ROUNDED_ARMS", "ArmSummary", "PairSummary", "Provenance", "Report", "build_report", "first_round_name"]
+__all__ = [
+    "ROUNDED_ARMS",
+    "ArmSummary",
+    "Graded",
+    "PairSummary",
+    "Provenance",
+    "Report",
+    "build_report",
+    "exact_scores",
+    "first_round_name",
+    "partial_credit",
+]
 
 _FIRST_ROUND_NAMES = {"debate": "first-round vote", "reflection": "first draft", "reflection-tests": "first draft"}
 ROUNDED_ARMS = frozenset(_FIRST_ROUND_NAMES)
@@ -29,6 +41,17 @@ ROUNDED_ARMS = frozenset(_FIRST_ROUND_NAMES)
 def first_round_name(arm: str) -> str:
     """What an arm's answer after round 1 is called: a debate's first-round vote, a reflection's first draft."""
     return _FIRST_ROUND_NAMES.get(arm, "first round")
+
+
+class Graded(BaseModel):
+    """A figure on the graded scores (partial credit counted), shown beside the exact-match figure it follows."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    test: str = ""
+    p_value: float = math.nan
+    p_holm: float = math.nan
 
 
 class PairSummary(BaseModel):
@@ -49,6 +72,8 @@ class PairSummary(BaseModel):
     agrees: bool = True
     """The interval excludes 0 exactly when the test's p < 0.05 (False only where the inversion could not
     guarantee it; the report then says so)."""
+    graded: Graded | None = None
+    """On a partial-credit suite: the same difference on the graded scores (the figures above are exact)."""
 
 
 class ArmSummary(BaseModel):
@@ -91,6 +116,9 @@ class ArmSummary(BaseModel):
     all items: an item that settled early keeps its last positions."""
     positions_per_round: list[int] = []
     """How many positions each round's share is taken over."""
+    graded: Graded | None = None
+    """On a partial-credit suite: accuracy on the graded scores (``accuracy`` counts exact matches, score = 1)."""
+    graded_first_round_vote: float | None = None
 
 
 class Provenance(BaseModel):
@@ -126,6 +154,14 @@ class Report(BaseModel):
     arms: list[ArmSummary]
     pairs: list[PairSummary]
     binary: bool
+    """Every score is 0 or 1."""
+    exact_first: bool = False
+    """Some score is strictly between 0 and 1 (partial credit): every figure counts exact matches (score = 1) and
+    tests right/wrong exactly; the graded figures are in each summary's ``graded``."""
+    purpose: str = "unstated"
+    """What the results folder is for: ``tuning`` (figures for choosing), ``evaluation``, or ``unstated``."""
+    selections: list[Selection] = []
+    """Arms chosen among several variants of their family run on these items, with the correction."""
     matched_k: int | None
     matched_to: str | None = None
     computed: int
@@ -324,16 +360,46 @@ def provenance(comparison: Comparison) -> Provenance:
     )
 
 
-def build_report(comparison: Comparison, seed: int = 0) -> Report:
-    """Summaries per arm and per pair; p-values Holm-adjusted across the pairs."""
+def partial_credit(rows: Sequence[ResultRow]) -> bool:
+    """Whether any finished row scored strictly between 0 and 1 (its final answer, its round 1, or a position)."""
+    for row in rows:
+        if row.status != "done" or row.score is None:
+            continue
+        found = RowMetrics.of(row.metrics)
+        scores = [row.score, *([found.first_round_score] if found.first_round_score is not None else []),
+                  *(s for held in found.position_scores for s in held)]  # fmt: skip
+        if not is_binary(scores):
+            return True
+    return False
+
+
+def _exact(score: float) -> float:
+    return 1.0 if score == 1.0 else 0.0
+
+
+def exact_scores(row: ResultRow) -> ResultRow:
+    """The row scored right/wrong: 1 for an exact match (score = 1), else 0; its round-1 and position scores too."""
+    if row.score is None:
+        return row
+    metrics = dict(row.metrics)
+    if isinstance(metrics.get("first_round_score"), int | float):
+        metrics["first_round_score"] = _exact(metrics["first_round_score"])
+    if isinstance(metrics.get("position_scores"), list):
+        metrics["position_scores"] = [[_exact(s) for s in held] for held in metrics["position_scores"]]
+    return row.model_copy(update={"score": _exact(row.score), "metrics": metrics})
+
+
+def _summaries(
+    comparison: Comparison, rows: Sequence[ResultRow], seed: int, binary: bool
+) -> tuple[list[ArmSummary], list[PairSummary]]:
+    """Per arm and per pair (p-values Holm-adjusted across the pairs), on ``rows`` scored as they are."""
     rows_by_arm: dict[str, list[ResultRow]] = {r.label: [] for r in comparison.arms}
-    for row in comparison.rows:
+    for row in rows:
         rows_by_arm.setdefault(row.arm, []).append(row)
     scores = {
-        label: {r.item: float(r.score) for r in rows if r.status == "done" and r.score is not None}
-        for label, rows in rows_by_arm.items()
+        label: {r.item: float(r.score) for r in held if r.status == "done" and r.score is not None}
+        for label, held in rows_by_arm.items()
     }
-    binary = is_binary(*(list(s.values()) for s in scores.values()))
     arms = [
         _arm_summary(run.label, run.arm.name, dict(run.arm.settings), rows_by_arm[run.label], seed, binary)
         for run in comparison.arms
@@ -341,6 +407,37 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
     pairs = [_pair(a.label, b.label, scores, seed, binary) for a, b in combinations(comparison.arms, 2)]
     for pair, adjusted in zip(pairs, holm([p.p_value for p in pairs]), strict=True):
         pair.p_holm = adjusted
+    return arms, pairs
+
+
+def _graded(pair: PairSummary) -> Graded:
+    return Graded(estimate=pair.difference, ci_low=pair.ci_low, ci_high=pair.ci_high, test=pair.test,
+                  p_value=pair.p_value, p_holm=pair.p_holm)  # fmt: skip
+
+
+def _add_graded(arms: list[ArmSummary], pairs: list[PairSummary], graded: tuple[list[ArmSummary], list[PairSummary]]
+                ) -> None:  # fmt: skip
+    """Put the graded figures beside the exact ones they follow (same arms, same pairs, same order)."""
+    for arm, other in zip(arms, graded[0], strict=True):
+        arm.graded = Graded(estimate=other.accuracy, ci_low=other.ci_low, ci_high=other.ci_high)
+        arm.graded_first_round_vote = other.first_round_vote
+        if arm.rounds_bought is not None and other.rounds_bought is not None:
+            arm.rounds_bought.graded = _graded(other.rounds_bought)
+    for pair, other in zip(pairs, graded[1], strict=True):
+        pair.graded = _graded(other)
+
+
+def build_report(comparison: Comparison, seed: int = 0) -> Report:
+    """Summaries per arm and per pair; p-values Holm-adjusted across the pairs. On a suite with partial credit every
+    figure counts exact matches and the graded ones are put beside them; the results folder adds its purpose and
+    the selections behind the arms (``_selection``)."""
+    exact_first = partial_credit(comparison.rows)
+    lead = [exact_scores(r) for r in comparison.rows] if exact_first else comparison.rows
+    binary = is_binary(*([float(r.score)] for r in lead if r.status == "done" and r.score is not None))
+    arms, pairs = _summaries(comparison, lead, seed, binary)
+    if exact_first:
+        _add_graded(arms, pairs, _summaries(comparison, comparison.rows, seed, False))
+    facts = folder_facts(comparison)
     meter = comparison.meter
     return Report(
         suite=comparison.suite.label,
@@ -349,7 +446,10 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
         models=comparison.models,
         arms=arms,
         pairs=pairs,
-        binary=binary,
+        binary=binary and not exact_first,
+        exact_first=exact_first,
+        purpose=facts.purpose,
+        selections=facts.selections,
         matched_k=comparison.matched_k,
         matched_to=comparison.matched_to,
         computed=comparison.computed,

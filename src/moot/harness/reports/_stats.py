@@ -45,6 +45,7 @@ __all__ = [
     "PairedComparison",
     "PairedTest",
     "accuracy_interval",
+    "bonferroni",
     "bootstrap_mean",
     "compare_paired",
     "holm",
@@ -268,6 +269,14 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (len(tested) - rank) * p_values[index]))
         adjusted[index] = running
     return adjusted
+
+
+def bonferroni(p_value: float, tries: int) -> float:
+    """One p-value corrected for being the chosen one of ``tries`` tests (family-wise error): ``tries * p``, at
+    most 1. For the smallest p-value of a family it equals Holm's; NaN stays NaN (no test)."""
+    if tries < 1:
+        raise ValueError(f"a p-value is one of at least 1 test, got {tries}")
+    return p_value if math.isnan(p_value) else min(1.0, tries * p_value)
 
 
 def matched_k(calls_per_item: Sequence[int]) -> int:
