@@ -52,6 +52,13 @@ class ReflectionSettings(BaseModel):
     threshold: float = Field(default=85, ge=0, le=100)
     """Stop once the critic scores a draft at least this high."""
 
+    @field_validator("threshold")
+    @classmethod
+    def _whole(cls, value: float) -> float:
+        """A whole threshold as the default is kept (``85``, not ``85.0``): ``threshold=85`` is the default arm,
+        one key, one canonical spec."""
+        return int(value) if float(value).is_integer() else value
+
 
 def _reflection_attempt(result: ReflectionResult, code: bool) -> Attempt:
     answer = result.answer or ""
