@@ -21,7 +21,8 @@ from tests.unit.test_harness_runner import CLASSIC, model, sums  # noqa: F401 (f
 
 SHORT = [
     "single", "self-consistency", "self-consistency?k=3&samples=debate", "self-consistency?temperature=0.35",
-    "reflection?rounds=2", "reflection?threshold=85", "reflection?threshold=90.5", "debate", CLASSIC, "debate?arbiter=vote", "debate?arbiter=llm&experts=4",
+    "reflection?rounds=2", "reflection?threshold=85", "reflection?threshold=90.5",
+    "debate", CLASSIC, "debate?arbiter=vote", "debate?arbiter=llm&experts=4",
     "debate?temperature=0/0.7/0.7&rounds=2", "debate?rebuttal_temperature=opened", "debate?anchor=single",
     "debate?rebuttal_temperature=0.9/0.7/0.7&temperature=0.1234567",
 ]  # fmt: skip
