@@ -57,7 +57,9 @@ def test_an_arm_chosen_among_eight_variants_is_flagged_at_the_top_with_the_holm_
     assert report.pairs[0].p_value == pytest.approx(2 * 0.5**7)  # the pair itself keeps its uncorrected p
     text = markdown(report)
     top = text[: text.index("## Arms")]
-    assert "debate is the best of 8 debate variants run on these 20 items" in top
+    assert (
+        "debate is the best of 8 debate variants run on these 20 items (debate 60.0%, debate?arbiter=llm 55.0%" in top
+    )
     assert "corrected for that choice: p = 0.016 alone, 0.125 Holm" in top and "(Bonferroni 0.125)" in top
     assert "Its accuracy here is optimistic" in top
     source = tmp_path / "sums.jsonl"
@@ -72,6 +74,15 @@ def test_a_variant_ranked_below_the_best_is_told_its_rank(tmp_path):
     (chosen,) = report.selections
     assert chosen.rank == 5  # four variants scored more; the one that scored as much shares the place
     assert "debate is ranked 5 of 8 debate variants" in markdown(report)
+
+
+def test_a_comparison_showing_several_variants_warns_once_per_family_for_its_best(tmp_path):
+    shown = {"single": SINGLE, "debate?rounds=1": _variant(0), "debate": _variant(7), "debate?rounds=3": _variant(1)}
+    report = build_report(hand_comparison(tmp_path, shown, stored={"debate?anchor=none": _variant(2)}))
+    (chosen,) = report.selections
+    assert (chosen.arm, chosen.rank, len(chosen.variants)) == ("debate", 1, 4)
+    assert chosen.p_holm == pytest.approx(4 * 2 * 0.5**7)
+    assert markdown(report).count("**Selection:**") == 1
 
 
 def test_an_arm_alone_in_its_family_carries_no_selection_warning(tmp_path):

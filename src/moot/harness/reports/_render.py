@@ -22,7 +22,7 @@ from moot.harness.reports._report import (
     build_report,
     first_round_name,
 )
-from moot.harness.reports._selection import Selection
+from moot.harness.reports._selection import Selection, Variant
 
 __all__ = [
     "Tables",
@@ -278,13 +278,18 @@ def _provenance(report: Report) -> list[Block]:
     return blocks
 
 
+def _variant(variant: Variant, items: int) -> str:
+    """One variant's accuracy, with its item count when it did not finish all of the report's items."""
+    return f"{variant.label} {_pct(variant.accuracy)}" + ("" if variant.n == items else f" of {variant.n}")
+
+
 def _selection_note(chosen: Selection) -> Note:
     """The selection warning for one arm: how many variants it was chosen among, the corrected test, the command
     that confirms it on fresh items."""
     place = "the best" if chosen.rank == 1 else f"ranked {chosen.rank}"
     text = (
         f"{chosen.arm} is {place} of {len(chosen.variants)} {chosen.family} variants run on these {chosen.items} items "
-        f"({', '.join(f'{v.label} {_pct(v.accuracy)} of {v.n}' for v in chosen.variants)}, exact)."
+        f"({', '.join(_variant(v, chosen.items) for v in chosen.variants)}; exact-match accuracy)."
     )
     if chosen.baseline is not None and math.isfinite(chosen.p_value):
         text += (

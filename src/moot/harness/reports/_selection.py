@@ -134,22 +134,23 @@ def _selection(
 def selections(
     comparison: Comparison, rows: Sequence[ResultRow], used: tuple[set[str], set[str]] = (set(), set())
 ) -> list[Selection]:
-    """Every arm of ``comparison`` chosen among variants of its family in ``rows`` (all the folder's rows on the
-    comparison's items), with the command that confirms it on fresh items (``used``: see :func:`fresh_suite`)."""
+    """Per arm family of ``comparison`` with several variants in ``rows`` (all the folder's rows on the comparison's
+    items): the selection behind the best-ranked variant the comparison shows (the one a reader would take as its
+    result), with the command that confirms it on fresh items (``used``: see :func:`fresh_suite`)."""
     names = {compared.key: compared.label for compared in comparison.arms if compared.key}
     scored = _variant_scores(rows, names)
     baseline = next(((c.label, c.key) for c in comparison.arms if family(c.label) == BASELINE and c.key), None)
-    found = []
+    found: dict[str, Selection] = {}
     for compared in comparison.arms:
         own_base = baseline if baseline is not None and baseline[0] != compared.label else None
         chosen = _selection(compared.label, compared.key, scored, own_base, len(comparison.suite.items))
-        if chosen is None:
-            continue
+        if chosen is None or (chosen.family in found and found[chosen.family].rank <= chosen.rank):
+            continue  # one warning per family: for the variant of it the comparison shows that ranks best
         arms = [compared.label] + ([own_base[0]] if own_base is not None else [])
         spec, chosen.fresh = fresh_suite(comparison.options.suite, (used[0], used[1] | {r.item for r in rows}))
         chosen.confirm = None if spec is None else confirm_command(comparison, spec, arms)
-        found.append(chosen)
-    return found
+        found[chosen.family] = chosen
+    return list(found.values())
 
 
 def folder_facts(comparison: Comparison) -> FolderFacts:
