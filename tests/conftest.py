@@ -94,9 +94,10 @@ def make_rebuttal(
     return reply
 
 
-def make_verdict(decision: str, confidence: float = 0.8) -> Verdict:
+def make_verdict(decision: str, confidence: float = 0.8, decided_by: str | None = "ops") -> Verdict:
     return Verdict(
-        rationale=f"ops argued best for {decision}",
+        rationale=f"ops argued best for {decision}, and no other expert answered that argument",
+        decided_by=decided_by,
         assessments=[ExpertAssessment(expert="ops", assessment="strongest case")],
         decision=decision,
         confidence=confidence,

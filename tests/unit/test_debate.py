@@ -12,7 +12,7 @@ from moot.arbiters import ExpertAssessment, MajorityVote, Verdict, normalise_ans
 from moot.conditions import Consensus, MaxRounds, NoProgress, TokenBudget
 from moot.errors import ConfigError
 from moot.models import ModelSpec
-from moot.roles import NUMBER, Opening, Position, RoleAgent, names_an_expert, role
+from moot.roles import NUMBER, Opening, Position, RoleAgent, role
 from moot.scenario import load_scenario, parse_model_options
 from moot.teams import Debate, DebateMetrics
 from moot.testing import ScriptedModel, count_words
@@ -365,9 +365,13 @@ async def test_a_later_good_ruling_clears_an_earlier_fallback():
 
 
 # ------------------------------------------------------------ the verdict says whose argument decided it
-def ruling(rationale: str, decision: str = "keep") -> Verdict:
+GOOD_REASON = "Ops argued best: keeping costs nothing this quarter, and nobody answered that"
+
+
+def ruling(rationale: str, decision: str = "keep", decided_by: str | None = "ops") -> Verdict:
     return Verdict(
         rationale=rationale,
+        decided_by=decided_by,
         assessments=[ExpertAssessment(expert="ops", assessment="strongest case")],
         decision=decision,
         confidence=0.8,
@@ -377,20 +381,38 @@ def ruling(rationale: str, decision: str = "keep") -> Verdict:
 @pytest.mark.parametrize(
     ("first", "feedback"),
     [
-        ("split", "is not a reason: say which expert's argument decided the ruling"),
-        ("keep is cheaper overall", "the rationale names no expert"),
+        (ruling("split"), "at least 40 characters"),
+        (ruling("keep-the-monolith-it-is-cheaper-to-run-this-year"), "is not a reason"),
+        (ruling(GOOD_REASON, decided_by=None), "decided_by"),
+        (ruling(GOOD_REASON, decided_by="nobody"), "decided_by"),
     ],
+    ids=["one-word", "one-long-word", "no-expert", "not-an-expert"],
 )
-async def test_a_rationale_that_names_no_deciding_argument_is_fed_back_and_asked_again(first, feedback):
-    model = fallback_script([ruling(first), ruling("Ops argued best: keeping costs nothing this quarter")])
+async def test_a_ruling_that_does_not_say_whose_argument_decided_and_why_is_fed_back_and_asked_again(first, feedback):
+    model = fallback_script([first, ruling(GOOD_REASON)])
     with model:
         result = await make_debate(model, MaxRounds(1)).run(task=TASK)
     calls = model.calls("arbiter")
     assert len(calls) == 2
     assert feedback in calls[1].prompt_text
     assert (result.partial, result.verdict_by, result.answer) == (False, "arbiter", "keep")
-    assert result.verdict.rationale.startswith("Ops argued best")
+    assert (result.verdict.decided_by, result.verdict.rationale) == ("ops", GOOD_REASON)
     assert result.metrics.parse_failures == 1
+
+
+def test_the_arbiters_schema_asks_for_a_sentence_and_one_of_the_experts_in_a_form_decoders_keep():
+    """Constrained decoding (and a served model's schema) keep a choice of names and a length: the small model
+    that answered 'split' three times cannot close the rationale after one word, nor name nobody."""
+    from moot.models._reply_schema import clamped_schema, served_schema
+    from moot.roles import citing
+
+    schema = citing(Verdict, ("architect", "ops"))
+    for sent in (clamped_schema(schema), served_schema(schema)):
+        properties = sent["properties"]
+        assert list(properties)[:2] == ["rationale", "decided_by"]  # the reason first, then whose argument
+        assert properties["decided_by"]["enum"] == ["architect", "ops"]
+        assert properties["rationale"]["minLength"] >= 40
+        assert {"rationale", "decided_by"} <= set(sent["required"])
 
 
 async def test_an_arbiter_that_never_says_whose_argument_decided_falls_back_to_a_majority_vote():
@@ -398,18 +420,14 @@ async def test_an_arbiter_that_never_says_whose_argument_decided_falls_back_to_a
     with model:
         result = await make_debate(model, MaxRounds(1), retries=1).run(task=TASK)
     assert (result.partial, result.verdict_by, result.answer) == (True, "majority_vote", "keep")
-    assert "the rationale 'split' is not a reason" in result.stop_reason
+    assert "at least 40 characters" in result.stop_reason
 
 
-def test_a_stored_verdict_with_a_short_rationale_still_loads():
-    """Only a debate's request holds the arbiter to a reason; verdicts recorded before the check still read."""
-    assert Verdict.model_validate(ruling("split").model_dump()).rationale == "split"
-
-
-def test_an_expert_is_named_as_a_word_in_any_case_and_a_numbered_one_with_a_space():
-    assert names_an_expert("OPS had the better case", ["ops"])
-    assert names_an_expert("expert 2 showed the cost", ["expert_2"])
-    assert not names_an_expert("the props were weak", ["ops"])
+def test_a_stored_verdict_with_a_short_rationale_and_no_deciding_expert_still_loads():
+    """Only a debate's request holds the arbiter to a reason; verdicts recorded before the rules still read."""
+    stored = ruling("split", decided_by=None).model_dump()
+    del stored["decided_by"]
+    assert Verdict.model_validate(stored).rationale == "split"
 
 
 # ------------------------------------------------------------ rebuttals and options

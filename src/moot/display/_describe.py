@@ -114,6 +114,8 @@ def _position(position: Position) -> Description:
 def _verdict(verdict: Verdict) -> Description:
     head = (Field("decision", verdict.decision, "strong"), Field("confidence", f"{verdict.confidence:.2f}", "dim"))
     lines = [Line(verdict.rationale)]
+    if verdict.decided_by:
+        lines.append(Line(f"decided by {verdict.decided_by}'s argument", "strong"))
     lines += [Line(f"{a.expert}: {a.assessment}", "dim") for a in verdict.assessments]
     lines += [Line(f"dissent: {d}", "warn") for d in verdict.dissent]
     return Description("verdict", head, tuple(lines), "good")

@@ -159,6 +159,8 @@ def _verdict_blocks(result: DebateResult) -> list[Block]:
         Note("confidence", f"{verdict.confidence:.2f}"),
         Note("rationale", verdict.rationale),
     ]
+    if verdict.decided_by:
+        blocks.append(Note("decided by", f"{verdict.decided_by}'s argument"))
     if verdict.dissent:
         blocks.append(Note("dissent", "; ".join(verdict.dissent)))
     if result.metrics is not None:

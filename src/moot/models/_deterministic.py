@@ -60,8 +60,6 @@ class DeterministicModel(Script):
         if output is None:
             return f"{agent} draft {digest % 10_000:04d}"
         fake = _fake_structured(output, agent, digest)
-        if "rationale" in fake and (named := _FIRST_POSITION.search(text)):  # a ruling names whose argument decided
-            fake["rationale"] = f"{fake['rationale']}: {named.group(1)}'s argument decides the ruling"
         if self.words:
             pad = " ".join(f"w{(digest >> i) % 997}" for i in range(self.words))
             for key in ("reasoning", "rationale"):
@@ -77,10 +75,6 @@ class DeterministicModel(Script):
 
     def unregister(self) -> None:
         unregister_script(self.name)
-
-
-_FIRST_POSITION = re.compile(r"^(\w+): .* \(confidence [\d.]+\)$", re.MULTILINE)
-"""An expert's position as an arbiter's request lists it (``ops: keep (confidence 0.7)``)."""
 
 
 class _Endless(deque):  # type: ignore[type-arg]
@@ -128,7 +122,7 @@ def _fake_structured(output: type[BaseModel], agent: str, digest: int) -> dict[s
     point = f"{agent} point {digest % 97}"
     candidates: dict[str, Any] = {
         "reasoning": f"{agent} reasons {digest % 1000}",
-        "rationale": f"{agent} weighs the positions {digest % 1000}",
+        "rationale": f"{agent} weighs the positions and their evidence {digest % 1000}",
         "score": 30 + digest % 70,
         "strengths": [point],
         "issues": [f"{agent} issue {digest % 89}"],
@@ -142,6 +136,8 @@ def _fake_structured(output: type[BaseModel], agent: str, digest: int) -> dict[s
         "assessments": [{"expert": agent, "assessment": f"assessed {digest % 79}"}],
         "dissent": [],
     }
+    decided = fields.get("decided_by", {}).get("enum")
+    candidates["decided_by"] = decided[0] if decided else None  # a debate's ruling: the first expert's argument
     claim = fields.get("claim", {})
     claims = claim.get("enum") or ([claim["const"]] if "const" in claim else None)
     if claims:

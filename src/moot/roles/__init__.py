@@ -55,7 +55,7 @@ from moot.roles._registry import (
 from moot.roles._role import Role
 from moot.roles._role_models import ModelsFor, RoleModels, parse_model_options, role_models
 from moot.roles._test_critic import TestCritic, TestCriticConfig, failure_lines, run_sandbox
-from moot.roles._verdict import ExpertAssessment, Verdict, citing, names_an_expert
+from moot.roles._verdict import ExpertAssessment, Verdict, citing
 
 __all__ = [
     "ARBITER",
@@ -108,7 +108,6 @@ __all__ = [
     "expert",
     "failure_lines",
     "known_roles",
-    "names_an_expert",
     "one_line_validation",
     "parse_model_options",
     "parse_structured",
