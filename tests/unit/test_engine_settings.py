@@ -7,9 +7,12 @@ import os
 import pytest
 
 from moot.embedded._settings import (
+    DEFAULT_BATCH_COSTS,
     DEFAULT_DISK_STATES_MB,
     DEFAULT_STATE_CACHE_MB,
     EngineSettings,
+    format_batch_costs,
+    parse_batch_costs,
     physical_cores,
 )
 from moot.errors import ConfigError
@@ -38,13 +41,28 @@ def test_each_setting_switches_by_its_variable(monkeypatch):
     monkeypatch.setenv("MOOT_LOCAL_THREADS", "3")
     monkeypatch.setenv("MOOT_LOCAL_MACHINE_LOCK", "0")
     monkeypatch.setenv("MOOT_LOCAL_DISK_STATES_MB", "16")
+    monkeypatch.setenv("MOOT_LOCAL_BATCH_COSTS", "9=3,3=1.5")
     settings = EngineSettings(
-        grammar="llama", state_cache_bytes=0, disk_state_bytes=16 << 20, threads=3, machine_lock=False
+        grammar="llama",
+        state_cache_bytes=0,
+        disk_state_bytes=16 << 20,
+        threads=3,
+        machine_lock=False,
+        batch_costs=((3, 1.5), (9, 3.0)),
     )
     assert EngineSettings.from_env() == settings
     for name, value in settings.to_env().items():
         monkeypatch.setenv(name, value)
     assert EngineSettings.from_env() == settings  # a child process gets the same settings
+
+
+def test_batch_costs_are_a_fixed_table_by_default_and_measured_only_when_asked():
+    """A fixed table keeps a greedy reply a function of its prompt (see moot.embedded._lookahead)."""
+    assert EngineSettings.from_env().batch_costs == DEFAULT_BATCH_COSTS
+    measured = EngineSettings(batch_costs=None)
+    assert measured.to_env()["MOOT_LOCAL_BATCH_COSTS"] == "measured"
+    assert parse_batch_costs("measured") is None
+    assert parse_batch_costs(format_batch_costs(DEFAULT_BATCH_COSTS)) == DEFAULT_BATCH_COSTS
 
 
 def test_legacy_is_what_moot_did_before():
@@ -62,6 +80,11 @@ def test_legacy_is_what_moot_did_before():
         ("MOOT_LOCAL_DISK_STATES_MB", "-5", "an integer >= 0"),
         ("MOOT_LOCAL_THREADS", "0", "an integer >= 1"),
         ("MOOT_LOCAL_MACHINE_LOCK", "yes", "valid: 0 or 1"),
+        ("MOOT_LOCAL_BATCH_COSTS", "fast", "SIZE=RATIO pairs"),
+        ("MOOT_LOCAL_BATCH_COSTS", "1=2", "sizes of 2 or more"),
+        ("MOOT_LOCAL_BATCH_COSTS", "3=0.5", "ratios of 1 or more"),
+        ("MOOT_LOCAL_BATCH_COSTS", "3=1.5,3=2", "distinct"),
+        ("MOOT_LOCAL_BATCH_COSTS", "3=nan", "ratios of 1 or more"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_what_is_valid(monkeypatch, name, value, valid):

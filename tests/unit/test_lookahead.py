@@ -36,6 +36,20 @@ def test_before_any_batch_is_measured_a_batch_is_assumed_cheap_so_guessing_is_tr
     assert worth_guessing([5, 6, 7, 8], acceptance=0.6, costs=costs(n1=0.03)) != []
 
 
+def test_a_fixed_table_decides_guesses_whatever_the_timings_so_a_reply_depends_on_its_prompt_alone():
+    """Timings follow the machine's load; a batch's logits differ from one step's in the last bits, so a guess
+    taken or not changes near ties. With the engine's fixed table no timing moves a decision."""
+    table = BatchCosts.table({3: 1.5, 9: 3.0})
+    before = [worth_guessing(list(range(k)), acceptance=0.7, costs=table) for k in range(1, 13)]
+    for size, seconds in ((1, 0.5), (3, 0.01), (9, 9.0), (2, 0.001)):  # a loaded machine, then an idle one
+        table.observe(size, seconds)
+    assert [worth_guessing(list(range(k)), acceptance=0.7, costs=table) for k in range(1, 13)] == before
+    assert table.ratio(3) == 1.5 and table.ratio(6) == pytest.approx(2.25) and table.ratio(13) == pytest.approx(4.0)
+    live = costs(n1=0.03, n3=0.045, n9=0.09)
+    live.observe(9, 9.0)
+    assert live.ratio(9) > 3.0  # measured costs, by contrast, follow every timing
+
+
 def test_where_batches_are_dear_only_a_likely_guess_is_made_and_only_as_long_as_it_pays():
     dear = costs(n1=0.030, n2=0.053, n3=0.075, n5=0.107, n9=0.182)  # measured on a 2-core AMD EPYC
     assert worth_guessing([5, 6, 7, 8], acceptance=0.6, costs=dear) == []

@@ -24,6 +24,7 @@ import numpy as np
 from moot.embedded._guided import JsonMask
 from moot.embedded._llama_cpp import LoadedModel, Sampler
 from moot.embedded._lookahead import MAX_GUESS, BatchCosts, NgramLookup
+from moot.embedded._settings import DEFAULT_BATCH_COSTS
 from moot.embedded._state_cache import common_prefix
 
 __all__ = ["Generation", "evaluate_prompt", "generate"]
@@ -55,12 +56,12 @@ def generate(
 ) -> Generation:
     """Decode a reply to ``prompt`` (whose prefix may already be in the KV cache) until an end token or the cap.
 
-    ``grammar`` is GBNF (llama.cpp's grammar sampler); ``mask`` is llguidance's. ``costs`` are this machine's
-    batch timings, shared across calls; they decide whether a guess is worth it.
+    ``grammar`` is GBNF (llama.cpp's grammar sampler); ``mask`` is llguidance's. ``costs`` decide whether a guess
+    is worth it: the engine's table (shared across calls), by default the fixed table of the engine settings.
     """
     reused = evaluate_prompt(model, prompt)
     sampler = model.sampler(temperature, seed, mask=mask, grammar=grammar)
-    costs = costs if costs is not None else BatchCosts()
+    costs = costs if costs is not None else BatchCosts.table(dict(DEFAULT_BATCH_COSTS))
     guesser = NgramLookup(prompt) if lookahead else None
     reply: list[int] = []
     result = Generation(reply, "length", reused)

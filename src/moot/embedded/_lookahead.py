@@ -4,10 +4,17 @@ A guess of k tokens is checked by evaluating k + 1 tokens in one batch, with
 the logits of every position. What that batch costs against a single token
 depends on the CPU: a batch of nine has taken about twice one token on one
 2-core machine, and six times one token (30 ms against 180 ms) on a 2-core
-AMD EPYC, where always guessing saved no time at all on a debate. So the
-costs are measured as the decoder runs (:class:`BatchCosts`, one per engine),
-and a guess is made only when the tokens it is expected to keep pay for the
-bigger batch.
+AMD EPYC, where always guessing saved no time at all on a debate. So a guess
+is made only when the tokens it is expected to keep pay for the bigger batch,
+by a table of batch costs (:class:`BatchCosts`).
+
+The table is fixed by default (the engine settings' ``batch_costs``): a batch
+is evaluated with other arithmetic than one step (its logits differ in the
+last bits), so whether a guess is made changes which token a near tie goes to.
+Decisions taken from timings measured as the decoder runs made the same greedy
+prompt give different replies from one process to the next, following the
+machine's load; with a fixed table a reply depends on the prompt alone. Costs
+measured live (``BatchCosts()``) remain an engine setting for speed alone.
 
 Tokens the grammar forces (JSON keys and separators) are not guesses: the
 decoder takes them without asking the sampler and evaluates them in a batch
@@ -17,6 +24,7 @@ step per token on every CPU.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,11 +40,20 @@ _PRIOR_SLOPE = 1 / 8
 
 @dataclass
 class BatchCosts:
-    """Running mean seconds of a decode of n tokens with every position's logits (n = 1 is a plain step)."""
+    """Seconds of a decode of n tokens with every position's logits (n = 1 is a plain step): a running mean of
+    the timings observed, or, when ``fixed``, a table that timings never change."""
 
     seconds: dict[int, float] = field(default_factory=dict)
+    fixed: bool = False
+
+    @classmethod
+    def table(cls, ratios: Mapping[int, float]) -> BatchCosts:
+        """A fixed table: each batch size's cost against one step (sizes between and beyond are interpolated)."""
+        return cls({1: 1.0, **{size: ratio for size, ratio in ratios.items() if size > 1}}, fixed=True)
 
     def observe(self, size: int, seconds: float) -> None:
+        if self.fixed:
+            return
         known = self.seconds.get(size)
         self.seconds[size] = seconds if known is None else known + _SMOOTHING * (seconds - known)
 

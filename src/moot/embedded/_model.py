@@ -92,7 +92,9 @@ class EmbeddedEngine:
         self._formatter = self._model.chat_formatter()
         self._spoken: dict[str, list[int]] = {}
         self._guided: GuidedJson | None = None
-        self._batch_costs = BatchCosts()
+        self._batch_costs = (
+            BatchCosts.table(dict(settings.batch_costs)) if settings.batch_costs is not None else BatchCosts()
+        )
         self.stats = EngineStats()
 
     # ------------------------------------------------------------------ calls

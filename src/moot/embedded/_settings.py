@@ -10,6 +10,10 @@ side; :meth:`EngineSettings.legacy` is exactly what moot did before them.
                                 0 turns them off (default 256)
     MOOT_LOCAL_LOOKAHEAD        1 (default): take grammar-forced tokens in one batch, and guess tokens copied
                                 from the prompt where this machine's batch costs make it pay; 0: one token per step
+    MOOT_LOCAL_BATCH_COSTS      what a batch of n tokens costs against one step, the table lookahead guesses by:
+                                SIZE=RATIO pairs (``3=1.5,9=3``), or ``measured`` to time batches as the decoder
+                                runs (faster where batches are cheap, but greedy replies then follow the machine's
+                                load); default: the table measured on the machine kind moot is built on
     MOOT_LOCAL_THREADS          decode threads (default: the physical cores this process may use)
     MOOT_LOCAL_MACHINE_LOCK     1 (default): one embedded-model call at a time on this machine; 0: off
 """
@@ -23,12 +27,25 @@ from typing import Literal
 
 from moot.errors import ConfigError
 
-__all__ = ["GRAMMARS", "EngineSettings", "physical_cores"]
+__all__ = [
+    "DEFAULT_BATCH_COSTS",
+    "GRAMMARS",
+    "BatchTable",
+    "EngineSettings",
+    "format_batch_costs",
+    "parse_batch_costs",
+    "physical_cores",
+]
 
 Grammar = Literal["llguidance", "llama"]
 GRAMMARS: tuple[str, ...] = ("llguidance", "llama")
 DEFAULT_STATE_CACHE_MB = 384
 DEFAULT_DISK_STATES_MB = 256
+BatchTable = tuple[tuple[int, float], ...]
+DEFAULT_BATCH_COSTS: BatchTable = ((2, 1.7), (3, 2.1), (4, 2.4), (5, 3.2), (7, 3.7), (9, 4.7), (13, 5.7))
+"""A batch's cost against one step, by size, as ``python -m bench.batch_costs`` measured it on the machine kind
+moot is built on (2-core AMD EPYC, 2026-12-04; bench/results/batch_costs.json); sizes between are interpolated,
+larger ones extend the last slope."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +61,9 @@ class EngineSettings:
     """Cap on the system-prompt states kept on disk for reuse across processes (LRU); 0 keeps none."""
     lookahead: bool = True
     """Take the grammar's forced tokens in one batch; guess tokens copied from the prompt where that pays."""
+    batch_costs: BatchTable | None = DEFAULT_BATCH_COSTS
+    """The fixed table lookahead decides its guesses by, so that a reply depends on its prompt alone (see
+    ``_lookahead``); None times batches as the decoder runs instead."""
     threads: int | None = None
     """Decode threads; None means the physical cores: llama.cpp threads spin, SMT siblings only contend."""
     machine_lock: bool = True
@@ -64,6 +84,9 @@ class EngineSettings:
         disk = _int_env("MOOT_LOCAL_DISK_STATES_MB", minimum=0)
         if disk is not None:
             settings = replace(settings, disk_state_bytes=disk << 20)
+        costs = os.environ.get("MOOT_LOCAL_BATCH_COSTS")
+        if costs is not None:
+            settings = replace(settings, batch_costs=parse_batch_costs(costs))
         threads = _int_env("MOOT_LOCAL_THREADS", minimum=1)
         if threads is not None:
             settings = replace(settings, threads=threads)
@@ -94,6 +117,7 @@ class EngineSettings:
             "MOOT_LOCAL_DISK_STATES_MB": str(self.disk_state_bytes >> 20),
             "MOOT_LOCAL_LOOKAHEAD": str(int(self.lookahead)),
             "MOOT_LOCAL_MACHINE_LOCK": str(int(self.machine_lock)),
+            "MOOT_LOCAL_BATCH_COSTS": format_batch_costs(self.batch_costs),
         }
         if self.threads is not None:
             env["MOOT_LOCAL_THREADS"] = str(self.threads)
@@ -102,6 +126,31 @@ class EngineSettings:
     @property
     def effective_threads(self) -> int:
         return self.threads or physical_cores()
+
+
+def parse_batch_costs(text: str) -> BatchTable | None:
+    """``MOOT_LOCAL_BATCH_COSTS``: ``measured``, or SIZE=RATIO pairs (sizes 2 or more, ratios 1 or more)."""
+    if text.strip() == "measured":
+        return None
+    table: dict[int, float] = {}
+    for pair in text.split(","):
+        size, _, ratio = pair.partition("=")
+        try:
+            n, r = int(size), float(ratio)
+        except ValueError:
+            n, r = 0, 0.0
+        if n < 2 or not 1.0 <= r < 1000 or n in table:
+            raise ConfigError(
+                f"MOOT_LOCAL_BATCH_COSTS={text!r} is not valid; valid: 'measured', or SIZE=RATIO pairs with distinct "
+                "sizes of 2 or more and ratios of 1 or more, e.g. '3=1.5,9=3'"
+            )
+        table[n] = r
+    return tuple(sorted(table.items()))
+
+
+def format_batch_costs(table: BatchTable | None) -> str:
+    """The ``MOOT_LOCAL_BATCH_COSTS`` value of ``table`` (``parse_batch_costs`` reads it back)."""
+    return "measured" if table is None else ",".join(f"{size}={ratio:g}" for size, ratio in table)
 
 
 def _int_env(name: str, minimum: int) -> int | None:
