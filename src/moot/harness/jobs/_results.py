@@ -228,6 +228,14 @@ class ResultStore:
         return ", ".join(c if c in found else f"NULL AS {c}" for c in _COLUMNS)
 
     def _migrate(self) -> None:
+        """Apply the migrations this file lacks; a file whose record says its rows table exists, and has none,
+        is refused as not a results file before any later migration tries to alter that table."""
+        recorded = (
+            self._db.execute("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'migrations'").fetchone()
+            and self._db.execute("SELECT 1 FROM migrations WHERE name = ?", (MIGRATIONS[0][0],)).fetchone()
+        )
+        if recorded:
+            require_columns(self._db, f"results file {self.path}", {"rows": ["suite", "item", "arm_key"]})
         self._db.execute("PRAGMA journal_mode=WAL")
         try:
             migrate(self._db, MIGRATIONS)
