@@ -101,10 +101,8 @@ async def test_debate_markdown_shows_positions_per_round_agreement_and_verdict()
     assert "answer changes 1 (argued, adopted 1; unargued, not adopted 0), 0 of the 1 to an answer no other" in markdown
     assert "verdict keeps the first-round vote (keep): yes" in markdown
     assert section(markdown, "tokens")[-1].startswith("| total | ")
-    assert (
-        "| arbiter | verdict | decision keep, confidence 0.80: ops argued best for keep ops: strongest case |"
-        in markdown
-    )
+    assert "| arbiter | verdict | decision keep, confidence 0.80: ops argued best for keep, and no other" in markdown
+    assert "**decided by:** ops's argument" in markdown
 
 
 class _Checker(HTMLParser):

@@ -126,7 +126,7 @@ def _arm_row(arm: ArmSummary, exact_first: bool) -> list[str]:
 
 def _pair_row(pair: PairSummary, exact_first: bool) -> list[str]:
     row = [f"{pair.a} vs {pair.b}", str(pair.n), _pts(pair.difference), _ci_pts(pair), pair.test, _p(pair.p_value),
-           _p(pair.p_holm), f"{pair.a_only} / {pair.b_only}" if pair.test == "McNemar exact" else "–"]  # fmt: skip
+           _p(pair.p_holm), f"{pair.a_only} / {pair.b_only}" if pair.test.startswith("McNemar") else "–"]  # fmt: skip
     return row + _graded_pts(pair.graded) if exact_first else row
 
 
