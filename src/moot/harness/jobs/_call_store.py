@@ -19,7 +19,7 @@ files its own index names (a crafted name deletes outside the folder). This stor
   building the client (an agent shapes its requests, and so the cache keys, by it).
 
 A folder written by an earlier moot holds diskcache's ``cache.db`` instead; it is migrated once, on first
-open, by :mod:`moot.harness.jobs._legacy_cache` (a restricted unpickler, never a plain one).
+open, by :mod:`moot.harness.jobs._legacy_cache` (its pickles are read as data, never unpickled).
 """
 
 from __future__ import annotations

@@ -5,9 +5,11 @@ Earlier moots kept each spec's calls in a diskcache folder: a SQLite index whose
 
 * reads diskcache's index directly, read-only (its triggers cannot fire; a view or generated column is refused
   by :func:`moot.boundary._sqlite.open_sqlite`); the ``diskcache`` package is not used;
-* unpickles with an allow-list of the exact classes AutoGen stores, and even those are not built: each
-  becomes a stub that only records its state, which is then turned into plain data (nodes and depth
-  bounded, so shared references cannot expand without limit) and validated like any cache entry;
+* never unpickles: the pickle's opcodes are read as data (``pickletools.genops`` only decodes them) by a small
+  reader that builds containers and scalars, names only the exact classes AutoGen stores (and builds none of
+  them: each instance is a stub holding the state the stream gives it), and refuses every other opcode, so
+  nothing is imported or called; the result is turned into plain data (nodes and depth bounded, so shared
+  references cannot expand without limit) and validated like any cache entry;
 * takes a value kept in a side file only when its name is diskcache's own shape (``ab/cd/<28 hex>.val``)
   and it is a regular file inside the folder (no symlink), of bounded size: the index names nothing else;
 * skips, and counts, every entry it refuses; nothing is deleted.
@@ -15,12 +17,11 @@ Earlier moots kept each spec's calls in a diskcache folder: a SQLite index whose
 
 from __future__ import annotations
 
-import io
 import logging
-import pickle
 import re
 from collections.abc import Callable
 from pathlib import Path
+from pickletools import genops
 from typing import Any
 
 from moot.boundary import SQLITE_ERRORS, one_line, open_sqlite, require_columns
@@ -47,22 +48,113 @@ log-probabilities."""
 
 
 class _Stub:
-    """What an allowed class becomes: an empty object that keeps the state the pickle gives it, nothing more."""
+    """What an instance of an allowed class becomes: an empty object that keeps the state the stream gives it."""
 
     def __init__(self) -> None:
         self.state: Any = None
 
-    def __setstate__(self, state: Any) -> None:
-        self.state = state
+
+class _Allowed:
+    """An allowed class, as the stream names it: never imported, only a marker that ``NEWOBJ`` turns into a stub."""
 
 
-class _Restricted(pickle.Unpickler):
-    """Resolves only :data:`_ALLOWED` names, each to a stub; any other global refuses the whole entry."""
+_SCALARS = frozenset(
+    "INT BININT BININT1 BININT2 LONG LONG1 LONG4 FLOAT BINFLOAT UNICODE SHORT_BINUNICODE "
+    "BINUNICODE BINUNICODE8 SHORT_BINBYTES BINBYTES BINBYTES8".split()
+)
+"""Opcodes that push the value ``genops`` decoded (bytes pushed here are refused later: no reply holds them)."""
+_CONSTANTS = {"NONE": None, "NEWTRUE": True, "NEWFALSE": False}
+"""Opcodes that carry no argument: the value is the opcode."""
+_EMPTY: dict[str, Callable[[], Any]] = {"EMPTY_DICT": dict, "EMPTY_LIST": list, "EMPTY_TUPLE": tuple, "EMPTY_SET": set}
+_TUPLES = {"TUPLE1": 1, "TUPLE2": 2, "TUPLE3": 3}
 
-    def find_class(self, module: str, name: str) -> type:
-        if (module, name) not in _ALLOWED:
-            raise pickle.UnpicklingError(f"{module}.{name} is not a class a call cache holds")
-        return type(name, (_Stub,), {})
+
+class _PickleData:
+    """The value a pickle describes, read from its opcodes as data: the subset of pickle's machine that builds
+    containers, scalars and instances of :data:`_ALLOWED` classes (``NEWOBJ`` then ``BUILD``); any other opcode
+    (``REDUCE``, ``INST``, ``OBJ``, extension codes, persistent ids ...) or class refuses the whole entry."""
+
+    def __init__(self) -> None:
+        self.stack: list[Any] = []
+        self.marks: list[int] = []
+        self.memo: dict[int, Any] = {}
+
+    def read(self, data: bytes) -> Any:
+        for opcode, arg, _ in genops(data):
+            name = opcode.name
+            if name == "STOP":
+                return self.stack.pop()
+            self._step(name, arg)
+        raise ValueError("the pickle has no STOP")
+
+    def _step(self, name: str, arg: Any) -> None:  # noqa: C901 (one branch per opcode reads best as a table)
+        stack = self.stack
+        if name in ("PROTO", "FRAME"):
+            return
+        if name in _SCALARS:
+            stack.append(arg)
+        elif name in _CONSTANTS:
+            stack.append(_CONSTANTS[name])
+        elif name in _EMPTY:
+            stack.append(_EMPTY[name]())
+        elif name == "MARK":
+            self.marks.append(len(stack))
+        elif name in _TUPLES:
+            items = stack[len(stack) - _TUPLES[name] :]
+            del stack[len(stack) - _TUPLES[name] :]
+            stack.append(tuple(items))
+        elif name in ("TUPLE", "LIST", "FROZENSET"):
+            items = self._since_mark()
+            stack.append({"TUPLE": tuple, "LIST": list, "FROZENSET": frozenset}[name](items))
+        elif name == "DICT":
+            items = self._since_mark()
+            stack.append(dict(zip(items[::2], items[1::2], strict=True)))
+        elif name == "APPEND":
+            value = stack.pop()
+            self._top(list).append(value)
+        elif name == "APPENDS":
+            items = self._since_mark()
+            self._top(list).extend(items)
+        elif name == "SETITEM":
+            value, key = stack.pop(), stack.pop()
+            self._top(dict)[key] = value
+        elif name == "SETITEMS":
+            items = self._since_mark()
+            self._top(dict).update(zip(items[::2], items[1::2], strict=True))
+        elif name == "ADDITEMS":
+            items = self._since_mark()
+            self._top(set).update(items)
+        elif name in ("MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT"):
+            self.memo[len(self.memo) if name == "MEMOIZE" else int(arg)] = stack[-1]
+        elif name in ("GET", "BINGET", "LONG_BINGET"):
+            stack.append(self.memo[int(arg)])
+        elif name in ("GLOBAL", "STACK_GLOBAL"):
+            module, qualname = str(arg).split(" ", 1) if name == "GLOBAL" else (stack.pop(-2), stack.pop())
+            if (module, qualname) not in _ALLOWED:
+                raise ValueError(f"{module}.{qualname} is not a class a call cache holds")
+            stack.append(_Allowed())
+        elif name == "NEWOBJ":
+            args, kind = stack.pop(), stack.pop()
+            if not isinstance(kind, _Allowed) or args != ():
+                raise ValueError("an object built other than as a cached reply's are")
+            stack.append(_Stub())
+        elif name == "BUILD":
+            state = stack.pop()
+            self._top(_Stub).state = state
+        else:
+            raise ValueError(f"opcode {name}, which no pickle of a cached reply uses")
+
+    def _since_mark(self) -> list[Any]:
+        start = self.marks.pop()
+        items = self.stack[start:]
+        del self.stack[start:]
+        return items
+
+    def _top(self, kind: type) -> Any:
+        top = self.stack[-1]
+        if not isinstance(top, kind):
+            raise ValueError(f"a {type(top).__name__} where the stream needs a {kind.__name__}")
+        return top
 
 
 class _Plain:
@@ -76,7 +168,7 @@ class _Plain:
         if self.nodes > ENTRY_BOUNDS.max_nodes or depth > ENTRY_BOUNDS.max_depth:
             raise ValueError("the entry holds more data than a cached reply")
         if isinstance(value, _Stub):
-            state = getattr(value, "state", None)  # (no BUILD opcode: no state at all)
+            state = value.state  # (no BUILD opcode: no state at all)
             fields = state.get("__dict__", state) if isinstance(state, dict) else None  # a pydantic model's, or not
             if not isinstance(fields, dict):
                 raise ValueError("an object without the fields of a model or dataclass")
@@ -95,8 +187,8 @@ def load_legacy_value(data: bytes) -> CallValue:
     if len(data) > ENTRY_BOUNDS.max_bytes:
         raise ValueError(f"{len(data):,} bytes, more than a cached reply")
     try:
-        loaded = _Restricted(io.BytesIO(data)).load()
-    except Exception as exc:  # a crafted pickle can raise anything its opcodes reach: all of it refuses the entry
+        loaded = _PickleData().read(data)
+    except Exception as exc:  # a malformed or crafted stream (bad opcodes, an empty stack, unhashable keys ...)
         raise ValueError(f"not a pickle of a cached reply: {one_line(str(exc), 120)}") from None
     return parse_value(_Plain()(loaded))
 
