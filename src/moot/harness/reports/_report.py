@@ -16,7 +16,7 @@ from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import Comparison
 from moot.harness.reports._row_metrics import RowMetrics, TeamMetrics
 from moot.harness.reports._selection import Selection, folder_facts
-from moot.harness.reports._stats import accuracy_interval, compare_paired, holm, is_binary
+from moot.harness.reports._stats import accuracy_interval, compare_paired, exact_match, holm, is_binary
 from moot.models import ModelSpec
 from moot.teams import CodeDebateMetrics, DebateMetrics
 
@@ -373,20 +373,16 @@ def partial_credit(rows: Sequence[ResultRow]) -> bool:
     return False
 
 
-def _exact(score: float) -> float:
-    return 1.0 if score == 1.0 else 0.0
-
-
 def exact_scores(row: ResultRow) -> ResultRow:
     """The row scored right/wrong: 1 for an exact match (score = 1), else 0; its round-1 and position scores too."""
     if row.score is None:
         return row
     metrics = dict(row.metrics)
     if isinstance(metrics.get("first_round_score"), int | float):
-        metrics["first_round_score"] = _exact(metrics["first_round_score"])
+        metrics["first_round_score"] = exact_match(metrics["first_round_score"])
     if isinstance(metrics.get("position_scores"), list):
-        metrics["position_scores"] = [[_exact(s) for s in held] for held in metrics["position_scores"]]
-    return row.model_copy(update={"score": _exact(row.score), "metrics": metrics})
+        metrics["position_scores"] = [[exact_match(s) for s in held] for held in metrics["position_scores"]]
+    return row.model_copy(update={"score": exact_match(row.score), "metrics": metrics})
 
 
 def _summaries(

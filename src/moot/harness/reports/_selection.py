@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from moot.errors import ConfigError
 from moot.harness.jobs._results import UNSTATED, ResultRow, ResultStore
 from moot.harness.jobs._runner import Comparison
-from moot.harness.reports._stats import bonferroni, compare_paired, holm
+from moot.harness.reports._stats import bonferroni, compare_paired, exact_match, holm
 from moot.harness.suites._selectors import parse_spec
 from moot.harness.suites._suites import SUITE_FORMS, load_suite
 
@@ -76,10 +76,6 @@ class FolderFacts(BaseModel):
     selections: list[Selection] = []
 
 
-def _exact(score: float | None) -> float:
-    return 1.0 if score == 1.0 else 0.0
-
-
 def _variant_scores(rows: Sequence[ResultRow], names: Mapping[str, str]) -> dict[str, tuple[str, dict[str, float]]]:
     """Per arm configuration: its label (the comparison's own for its arms, else the stored one; a label two
     configurations share gets the other's key appended) and its exact scores by item."""
@@ -88,7 +84,7 @@ def _variant_scores(rows: Sequence[ResultRow], names: Mapping[str, str]) -> dict
         if row.status != "done" or row.score is None:
             continue
         label, scores = found.setdefault(row.arm_key, (names.get(row.arm_key, row.arm), {}))
-        scores[row.item] = _exact(row.score)
+        scores[row.item] = exact_match(row.score)
     seen: dict[str, int] = {}
     for label, _ in found.values():
         seen[label] = seen.get(label, 0) + 1

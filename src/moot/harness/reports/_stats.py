@@ -48,6 +48,7 @@ __all__ = [
     "bonferroni",
     "bootstrap_mean",
     "compare_paired",
+    "exact_match",
     "holm",
     "is_binary",
     "matched_k",
@@ -149,6 +150,11 @@ def accuracy_interval(scores: Sequence[float], seed: int = 0, binary: bool | Non
     right = int(sum(scores))
     ci = _scipy().binomtest(right, len(scores)).proportion_ci(confidence_level=CONFIDENCE, method="exact")
     return Interval(right / len(scores), float(ci.low), float(ci.high))
+
+
+def exact_match(score: float | None) -> float:
+    """A graded score as right or wrong: 1 only for full credit (reasoning-gym's "110" for 11 scores 0.667: wrong)."""
+    return 1.0 if score == 1.0 else 0.0
 
 
 def is_binary(*samples: Sequence[float]) -> bool:
