@@ -22,10 +22,11 @@ from typing import Any
 from autogen_agentchat.base import Team
 from pydantic import Field
 
+from moot.boundary import argument_error, checked_mapping, checked_strings, checked_text
 from moot.catalog import CatalogFile, entries, read_document
 from moot.errors import ConfigError
 from moot.models import ModelSpec
-from moot.roles import RoleModels, argument_error, checked_mapping, checked_strings, checked_text, parse_model_options
+from moot.roles import RoleModels, parse_model_options
 from moot.teams import TeamPreset, load_preset
 
 __all__ = [

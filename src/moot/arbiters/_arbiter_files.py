@@ -17,9 +17,10 @@ from moot.arbiters._majority import MajorityVote
 from moot.arbiters._protocol import Arbiter
 from moot.arbiters._rounds_vote import RoundsVote
 from moot.arbiters._weighted import WeightedVote
+from moot.boundary import checked_text
 from moot.catalog import CatalogFile, entries, find_entry, read_document
 from moot.errors import ConfigError
-from moot.roles import Role, checked_text, role
+from moot.roles import Role, role
 
 __all__ = ["VOTES", "ArbiterFile", "ArbiterSpec", "known_arbiters", "load_arbiter", "with_rubric"]
 

@@ -30,10 +30,9 @@ from autogen_core.models import (
 )
 from pydantic import BaseModel, ValidationError
 
-from moot.boundary import json_depth, text_in, text_of
+from moot.boundary import argument_error, checked_count, checked_text, json_depth, text_in, text_of
 from moot.errors import MalformedOutputError
 from moot.models import Meter, ModelSpec, Script, meter_metadata
-from moot.roles._arguments import argument_error, checked_count, checked_text
 from moot.roles._fit import fit_text_lengths
 from moot.roles._prompts import schema_hint
 from moot.roles._registry import role as role_named

@@ -10,9 +10,9 @@ import re
 
 from pydantic import BaseModel
 
+from moot.boundary import argument_error, checked_text
 from moot.catalog import BUILT_IN, NAME_PATTERN, entries, notice_override
 from moot.errors import ConfigError
-from moot.roles._arguments import argument_error, checked_text
 from moot.roles._role import Role, checked_output_type, expert_role, persona_role
 from moot.roles._role_files import load_role_file
 

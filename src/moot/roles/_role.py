@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from moot.boundary import argument_error, checked_text
 from moot.errors import ConfigError
 from moot.models import ModelSpec
-from moot.roles._arguments import argument_error, checked_text
 from moot.roles._position import Position
 from moot.roles._prompts import render_prompt
 

@@ -26,9 +26,8 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.boundary import terminal_safe, text_of
+from moot.boundary import argument_error, checked_count, checked_number, checked_strings, terminal_safe, text_of
 from moot.errors import ConfigError, ToolFaultError
-from moot.roles._arguments import argument_error, checked_count, checked_number, checked_strings
 from moot.roles._critique import Critique
 from moot.sandbox import (
     AmbiguousDraft,

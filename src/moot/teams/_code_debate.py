@@ -35,20 +35,11 @@ from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
 from moot.arbiters import Candidate, Evidence, ProgramRuling, ProgramVote, same_behaviour
+from moot.boundary import argument_error, checked_optional_text, checked_strings, checked_text
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError
 from moot.messages import RoundCompleted
-from moot.roles import (
-    RoleAgent,
-    answer_name,
-    answer_types,
-    argument_error,
-    checked_agents,
-    checked_optional_text,
-    checked_strings,
-    checked_text,
-    render_prompt,
-)
+from moot.roles import RoleAgent, answer_name, answer_types, checked_agents, render_prompt
 from moot.sandbox import SandboxLimits, SandboxRunner, extract_code, run_tests, validate_tests, without_scaffolding
 from moot.teams._base import Message, MessageTypes, MootTeam, Stop, checked_experts, loaded_stop
 from moot.teams._code_debate_records import (

@@ -48,6 +48,7 @@ from moot.arbiters import (
     load_arbiter,
     normalise_answer,
 )
+from moot.boundary import argument_error, checked_mapping, checked_pattern, checked_strings, checked_text, shown
 from moot.conditions import Consensus, MaxRounds, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError, TransientModelError
 from moot.messages import RoundCompleted
@@ -58,15 +59,9 @@ from moot.roles import (
     RoleAgent,
     answer_name,
     answers_with,
-    argument_error,
-    checked_mapping,
-    checked_pattern,
-    checked_strings,
-    checked_text,
     citing,
     claims_of,
     render_prompt,
-    shown,
     with_options,
     with_pattern,
     without_answer,

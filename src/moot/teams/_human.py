@@ -34,9 +34,10 @@ from typing import IO, Any, Literal, Protocol, runtime_checkable
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from pydantic import Field
 
+from moot.boundary import argument_error, checked_text
 from moot.errors import ConfigError
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
-from moot.roles import OneLineModel, argument_error, checked_text
+from moot.roles import OneLineModel
 from moot.tracing import traced
 
 __all__ = [

@@ -33,6 +33,7 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from moot.boundary import argument_error, checked_count, checked_text
 from moot.conditions import MaxSteps, NoProgress, TokenBudget
 from moot.errors import ConfigError, MalformedOutputError
 from moot.messages import HumanFeedbackGiven, RoundCompleted, StepFinished, ToolExecuted
@@ -40,10 +41,7 @@ from moot.roles import (
     Plan,
     StepResult,
     ToolCall,
-    argument_error,
     checked_agent,
-    checked_count,
-    checked_text,
     distinct_names,
     parse_structured,
     plan_type,

@@ -33,20 +33,12 @@ from autogen_core import ComponentModel
 from pydantic import BaseModel, ValidationError
 
 from moot.arbiters import Arbiter, ArbiterSpec, load_arbiter
+from moot.boundary import argument_error, checked_optional_text, checked_strings, checked_text
 from moot.catalog import CatalogFile, Document, entries, find_entry, read_document
 from moot.conditions import CONDITIONS, dead_conditions, parse_stop, reported
 from moot.errors import ConfigError
 from moot.models import ModelSpec, Script
-from moot.roles import (
-    ModelsFor,
-    RoleAgent,
-    argument_error,
-    checked_optional_text,
-    checked_strings,
-    checked_text,
-    role,
-    role_models,
-)
+from moot.roles import ModelsFor, RoleAgent, role, role_models
 from moot.teams._base import MootTeam
 from moot.teams._topologies import TOPOLOGIES, TeamParts, Topology
 

@@ -19,20 +19,11 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage, TextM
 from autogen_core import CancellationToken, Component, ComponentModel
 from pydantic import BaseModel
 
+from moot.boundary import checked_choice, checked_text
 from moot.conditions import default_stop
 from moot.errors import ConfigError
 from moot.messages import DRAFT, RoundCompleted, messages_by_round
-from moot.roles import (
-    Critique,
-    answer_name,
-    answers_with,
-    checked_agent,
-    checked_agents,
-    checked_choice,
-    checked_text,
-    distinct_names,
-    render_prompt,
-)
+from moot.roles import Critique, answer_name, answers_with, checked_agent, checked_agents, distinct_names, render_prompt
 from moot.teams._base import Message, MessageTypes, MootTeam, Stop, loaded_stop
 from moot.teams._records import MootResult, Usage, add_usage, fingerprint, total_usage
 

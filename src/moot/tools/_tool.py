@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from moot.boundary import clip, text_of
+from moot.boundary import argument_error, clip, text_of
 from moot.errors import ConfigError, ToolFaultError
 from moot.sandbox import SandboxLimits, SandboxRunner, SandboxStatus, run_in_thread, run_tests
 
@@ -126,10 +126,7 @@ class Tool:
         ``def add(a: int, b: int) -> int`` becomes ``add(a: integer, b: integer)``; the result is shown as text.
         """
         if not callable(function):
-            raise ConfigError(
-                f"Tool.from_function: function must be a function or other callable, got {type(function).__name__} "
-                f"{function!r:.60}"
-            )
+            raise argument_error("Tool.from_function", "function", "a function or other callable", function)
         name = getattr(function, "__name__", "")
         parameters = inspect.signature(function).parameters.values()
         missing = [p.name for p in parameters if p.annotation is inspect.Parameter.empty]
@@ -287,12 +284,9 @@ def write_file_tool(root: str | os.PathLike[str]) -> Tool:
 def builtin_tools(work_dir: str | os.PathLike[str], limits: SandboxLimits | None = None) -> list[Tool]:
     """``run_python``, ``read_file`` and ``write_file`` (files confined to ``work_dir``, created if missing)."""
     if not isinstance(work_dir, str | os.PathLike) or not str(work_dir).strip():
-        raise ConfigError(
-            "builtin_tools: work_dir must be a folder path (str or Path), "
-            f"got {type(work_dir).__name__} {work_dir!r:.60}"
-        )
+        raise argument_error("builtin_tools", "work_dir", "a folder path (str or Path)", work_dir)
     if limits is not None and not isinstance(limits, SandboxLimits):
-        raise ConfigError(f"builtin_tools: limits must be a SandboxLimits or None, got {type(limits).__name__}")
+        raise argument_error("builtin_tools", "limits", "a SandboxLimits or None", limits)
     Path(work_dir).mkdir(parents=True, exist_ok=True)
     return [run_python_tool(limits), read_file_tool(work_dir), write_file_tool(work_dir)]
 
