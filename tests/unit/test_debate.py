@@ -636,15 +636,15 @@ async def test_a_given_opening_is_not_asked_and_stands_in_round_one_like_any_oth
 
 
 @pytest.mark.parametrize(
-    ("openings", "message"),
+    ("openings", "held", "message"),
     [
-        ({"judge": GIVEN}, "openings: no expert is named 'judge'; valid names: architect, ops, business"),
-        ({name: GIVEN for name in EXPERTS}, "at least one expert must open on its own"),
+        ({"judge": GIVEN}, (), "openings: no expert is named 'judge'; valid names: architect, ops, business"),
+        ({name: GIVEN for name in EXPERTS}, EXPERTS, "held: at least one expert must argue after round 1"),
     ],
 )
-def test_given_openings_must_name_some_but_not_all_experts(openings, message):
+def test_given_openings_name_experts_and_leave_someone_to_argue(openings, held, message):
     with ScriptedModel({name: [] for name in EXPERTS}) as model, pytest.raises(ConfigError, match=re.escape(message)):
-        panel(model, openings=openings)
+        panel(model, openings=openings, held=held)
 
 
 # ------------------------------------------------------------ hidden answers

@@ -126,19 +126,21 @@ def _checked_openings(openings: Mapping[str, Position], experts: Sequence[RoleAg
     if stray is not None:
         raise argument_error("Debate", "openings", "a mapping of expert name to moot.Position", stray)
     _check_named("openings", openings, experts)
-    if len(openings) == len(experts):
-        raise ConfigError("openings: at least one expert must open on its own (given openings are not a debate)")
     return dict(openings)
 
 
-def _checked_held(held: Sequence[str], openings: Mapping[str, Position]) -> tuple[str, ...]:
-    """Experts whose given opening stands in every round, or ConfigError naming the ones that may hold."""
+def _checked_held(held: Sequence[str], openings: Mapping[str, Position], experts: int) -> tuple[str, ...]:
+    """Experts whose given opening stands in every round, or ConfigError naming the ones that may hold. Every
+    opening may be given (round 1 then costs the debate no call), but someone must argue after it."""
     held = checked_strings(held, "Debate", "held", example="held=['ops']")
     stray = next((n for n in held if n not in openings), None)
     if stray is not None:
         valid = ", ".join(openings) or "none (no opening is given)"
         raise ConfigError(f"held: {stray!r} has no given opening to hold; valid names: {valid}")
-    return tuple(dict.fromkeys(held))
+    kept = tuple(dict.fromkeys(held))
+    if len(kept) == experts:
+        raise ConfigError("held: at least one expert must argue after round 1 (holding every expert is not a debate)")
+    return kept
 
 
 def _checked_rebutting(rebutting: Sequence[RoleAgent], experts: Sequence[RoleAgent]) -> dict[str, RoleAgent]:
@@ -218,7 +220,7 @@ class Debate(MootTeam, Component[DebateConfig]):
     ``options`` restricts answers and the decision to a fixed set;
     ``answer_pattern`` to strings matching a regular expression (such as
     :data:`moot.roles.NUMBER`, so a vote compares numbers). ``seed``
-    fixes the arbiter's shuffled view. ``openings`` gives some experts'
+    fixes the arbiter's shuffled view. ``openings`` gives some (or all) experts'
     round-1 positions instead of asking them (they cost the debate no call);
     ``held`` names those of them that stand unchanged in every later round
     (asked nothing again), so the others must out-vote them rather than talk them round.
@@ -264,7 +266,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             raise argument_error("Debate", "seed", "a whole number, e.g. 0 or 7", seed)
         self.seed = seed
         self.openings = _checked_openings({} if openings is None else openings, self.experts)
-        self.held = _checked_held(held, self.openings)
+        self.held = _checked_held(held, self.openings, len(self.experts))
         if peer_answers not in ("shown", "hidden"):
             raise ConfigError(f"peer_answers: {peer_answers!r} is not a view; valid: shown, hidden")
         self.peer_answers = peer_answers

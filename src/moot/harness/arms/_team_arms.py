@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any, Literal, Self
 
@@ -160,6 +161,7 @@ class TestReflectionArm:
 
 
 Anchor = Literal["none", "single", "held"]
+Opening = Literal["expert", "solver"]
 PeerAnswers = Literal["shown", "hidden"]
 Temperatures = float | tuple[float, ...]
 
@@ -189,6 +191,12 @@ class DebateSettings(BaseModel):
     call, a cache hit when ``single`` runs too), so the first-round vote starts from the answer one call
     returns and the sampled experts must out-vote it; ``held`` also keeps that answer unchanged in every
     later round (expert 1 is asked nothing more); ``none``: every expert opens on its own."""
+
+    opening: Opening = "expert"
+    """Short answers: how a sampled expert opens. ``expert``: the panel's expert prompt and position (reasoning,
+    answer, key arguments, confidence); ``solver``: the very call the ``single`` arm makes, sampled at the
+    expert's temperature and seed, its reasoning's last statements taken as key arguments (as the anchor's). Round
+    1 is then the single call beside samples of it, differing from it only by sampling."""
 
     peer_answers: PeerAnswers | None = by_answers("hidden", "shown")
     """Short answers: ``hidden`` shows each expert the others' arguments in later rounds with their answers
@@ -245,6 +253,7 @@ class DebateSettings(BaseModel):
             arbiter=self.arbiter,
             temperature=temperature,
             anchor=anchor,
+            opening=self.opening,
             peer_answers=self.peer_answers or ("hidden" if short else "shown"),
             rebuttal_temperature=rebuttal,
         )
@@ -260,6 +269,7 @@ class DebatePlan(BaseModel):
     arbiter: Literal["auto", "rounds", "vote", "llm"]
     temperature: Temperatures
     anchor: Anchor
+    opening: Opening
     peer_answers: PeerAnswers
     rebuttal_temperature: Temperatures | None
     """None: each expert rebuts at its opening temperature."""
@@ -298,7 +308,7 @@ class DebateArm:
     """Experts debate, an arbiter rules (see module docstring)."""
 
     name = "debate"
-    former_options = {"anchor": "none", "peer_answers": "shown", "rebuttal_temperature": "opened"}
+    former_options = {"anchor": "none", "opening": "expert", "peer_answers": "shown", "rebuttal_temperature": "opened"}
     """What every row did before these options existed (left out of its settings; spelled by ``full_options``)."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
@@ -313,7 +323,9 @@ class DebateArm:
         ``anchor=none``, ``peer_answers=shown`` and rebutting as opened are what every row did before the
         options existed, so they are left out. An arbiter that rules as ``auto`` does on the suite's answers
         (``rounds`` on short answers; any on code: the program vote) keys as ``auto``: the same debate, one key."""
-        settings = key_settings(self.config, anchor="none", peer_answers="shown", rebuttal_temperature=None)
+        settings = key_settings(
+            self.config, anchor="none", opening="expert", peer_answers="shown", rebuttal_temperature=None
+        )
         for field in ("temperature", "rebuttal_temperature"):
             value = getattr(self.config, field)
             if isinstance(value, tuple):
@@ -346,6 +358,11 @@ class DebateArm:
             raise ConfigError(
                 "arm 'debate': rebuttal_temperature is for short answers; a code debate's later programs are "
                 "drawn as its first ones and adopted on the visible tests; valid for code: leave it out"
+            )
+        if self.config.opening != "expert":
+            raise ConfigError(
+                "arm 'debate': opening=solver is for short answers; a code debate's experts open with programs "
+                "drawn as the generator draws them; valid opening values for code: expert"
             )
         if self.config.anchor != "none":
             raise ConfigError(
@@ -388,8 +405,8 @@ class DebateArm:
         experts = self._experts(ctx, SHORT_DEBATER)
         arbiter = self._arbiter(ctx)
         stop = Consensus() | MaxRounds(self.config.rounds)
-        openings = await self._openings(item, ctx, experts[0].name)
-        held = list(openings) if self.config.anchor == "held" else []
+        openings = await self._openings(item, ctx, [e.name for e in experts])
+        held = [experts[0].name] if self.config.anchor == "held" and experts[0].name in openings else []
         team = ctx.prepare(
             Debate(
                 experts,
@@ -421,15 +438,25 @@ class DebateArm:
             round_answers=[[p.answer for p in r.positions.values()] for r in result.rounds],
         )
 
-    async def _openings(self, item: Item, ctx: RowContext, first: str) -> dict[str, Position]:
-        """With ``anchor=single`` or ``held``, expert ``first``'s opening: single's own call (none if its output
-        stays malformed: the expert then opens, and debates, on its own)."""
-        if self.config.anchor == "none":
-            return {}
-        reply, _ = await single_call(item, ctx)
-        if reply.failed or not isinstance(reply.content, ShortAnswer):
-            return {}
-        return {first: anchor_position(reply.content)}
+    async def _openings(self, item: Item, ctx: RowContext, names: list[str]) -> dict[str, Position]:
+        """The openings given rather than asked of the panel: with ``anchor=single`` or ``held`` expert 1's is
+        single's own call; with ``opening=solver`` every other expert's is a sample of that call at the
+        expert's temperature and seed. An expert whose call stays malformed opens, and debates, on its own."""
+        anchored = self.config.anchor != "none"
+        calls: dict[str, Any] = {}
+        if anchored:
+            calls[names[0]] = single_call(item, ctx)
+        if self.config.opening == "solver":
+            for i, name in enumerate(names, start=1):
+                if name not in calls:
+                    spec = ctx.sampled(f"expert_{i}", i - 1, self.config.expert_temperature(i - 1))
+                    calls[name] = single_call(item, ctx, spec)
+        replies = await asyncio.gather(*calls.values())
+        return {
+            name: anchor_position(reply.content)
+            for name, (reply, _) in zip(calls, replies, strict=True)
+            if not reply.failed and isinstance(reply.content, ShortAnswer)
+        }
 
     def _arbiter(self, ctx: RowContext) -> RoleAgent | Arbiter:
         if self.config.arbiter == "llm":

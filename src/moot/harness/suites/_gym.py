@@ -2,7 +2,9 @@
 
 Items are stable across sizes (item i of seed s is the same whatever n is),
 so the suite key leaves ``n`` out and a larger run reuses a smaller one's rows.
-Extra options are passed to the generator's config (``?min_terms=3``).
+Extra options are passed to the generator's config (``?min_terms=3``), except ``options=Yes,No``: a closed answer
+set every arm is held to (as a JSONL item's ``options``), for tasks whose answers come from one (syllogism's Yes/No,
+ransom_note's True/False); every generated answer must be one of them.
 
 A model's answer is outside input, and reasoning-gym's scorers parse it with third-party parsers that evaluate it
 (sympy's ``parse_expr`` in countdown, ``eval`` in n_queens; ``"-" * 100000 + "1"`` exhausts memory there). So an
@@ -30,6 +32,7 @@ from moot._extras import require
 from moot.boundary import DataBounds, load_json, one_line
 from moot.errors import ConfigError
 from moot.harness.suites._items import Item, Score, ScoreContext, Suite
+from moot.harness.suites._scorers import OptionMatch
 from moot.harness.suites._score_worker import (
     REPLY_BYTES,
     SCORE_MEMORY_BYTES,
@@ -174,11 +177,32 @@ def _is_number(answer: object) -> bool:
     return isinstance(answer, str) and re.fullmatch(NUMBER, answer.strip()) is not None
 
 
+def _closed_set(given: str | None, label: str) -> tuple[str, ...]:
+    """``options=Yes,No``: the closed answer set, at least two distinct options."""
+    if given is None:
+        return ()
+    closed = tuple(dict.fromkeys(o.strip() for o in given.split(",") if o.strip()))
+    if len(closed) < 2:
+        raise ConfigError(f"suite {label!r}: options needs at least two answers separated by commas, e.g. options=Yes,No")
+    return closed
+
+
+def _check_closed(dataset: Any, closed: tuple[str, ...], label: str) -> None:
+    """Every generated answer must name one of ``closed``, or no arm could ever be right on that item."""
+    for i, entry in enumerate(dataset):
+        if OptionMatch(str(entry["answer"]), closed).named(str(entry["answer"])) is None:
+            raise ConfigError(
+                f"suite {label!r}: item {i}'s answer {str(entry['answer'])[:60]!r} is not one of the options "
+                f"{', '.join(closed)}; give the task's own answer set"
+            )
+
+
 def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
     gym = _import()
     n = int_param(parts, "n", 50, what=f"suite {label!r}", minimum=1)
     seed = int_param(parts, "seed", 1, what=f"suite {label!r}")
-    options = {k: _option(v) for k, v in sorted(parts.params.items())}
+    closed = _closed_set(parts.params.get("options"), label)
+    options = {k: _option(v) for k, v in sorted(parts.params.items()) if k != "options"}
     known = sorted(gym.factory.DATASETS)
     if task not in known:
         raise ConfigError(
@@ -191,7 +215,9 @@ def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
         raise ConfigError(f"suite {label!r}: reasoning-gym rejected the options: {exc}") from None
     extra = "".join(f"&{k}={v}" for k, v in sorted(parts.params.items()))
     key = f"reasoning-gym:{task}?seed={seed}{extra}"
-    pattern = NUMBER if all(_is_number(entry["answer"]) for entry in dataset) else None
+    if closed:
+        _check_closed(dataset, closed, label)
+    pattern = NUMBER if not closed and all(_is_number(entry["answer"]) for entry in dataset) else None
     settings = tuple(options.items())
     items = [
         Item(
@@ -199,6 +225,7 @@ def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
             task=entry["question"],
             scorer=GymScore(GymEntry(task, n, seed, settings, i), entry["answer"]),
             reference=entry["answer"],
+            options=closed,
             answer_pattern=pattern,
         )
         for i, entry in enumerate(dataset)
