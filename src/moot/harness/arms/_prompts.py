@@ -56,14 +56,14 @@ _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def anchor_position(reply: ShortAnswer) -> Position:
-    """A solver's answer as a debate opening (``debate?anchor=single``).
+    """A solver's answer as a debate opening (``debate?anchor=single``, ``opening=solver``).
 
     The key arguments are the reasoning's last three sentences that state something (where the computation
     reaches its result), so the others rebut the solver's own words. A single call states no confidence:
     the others are shown none for it (see :class:`moot.teams.Debate`'s ``openings``), and round 1's vote
-    weighs it as full (1.0): the default the sampled experts have to out-vote, it wins a tie on confidence
-    unless another expert also stated 1.0 (then the tie goes to the alphabetically first answer, as every
-    tie does). Only the end of a long reasoning is kept: it is where the result is, and no expert is shown it.
+    weighs it as full (1.0), as every given opening (``opening=solver``): the default the sampled experts have to
+    out-vote, it takes round 1's ties by the one tie rule (``moot.arbiters.TIE_RULE``: the expert listed first).
+    Only the end of a long reasoning is kept: it is where the result is, and no expert is shown it.
     """
     sentences = [s.strip() for s in _SENTENCES.split(reply.reasoning) if 3 <= len(s.strip()) <= 200]
     stated = [s for s in sentences if len(s.split()) >= 2][-3:] or [f"working the task gives {reply.answer}"]
