@@ -32,7 +32,6 @@ from moot._extras import require
 from moot.boundary import DataBounds, load_json, one_line
 from moot.errors import ConfigError
 from moot.harness.suites._items import Item, Score, ScoreContext, Suite
-from moot.harness.suites._scorers import OptionMatch
 from moot.harness.suites._score_worker import (
     REPLY_BYTES,
     SCORE_MEMORY_BYTES,
@@ -40,6 +39,7 @@ from moot.harness.suites._score_worker import (
     GymEntry,
     Request,
 )
+from moot.harness.suites._scorers import OptionMatch
 from moot.harness.suites._selectors import SpecParts, int_param
 from moot.roles import NUMBER
 from moot.sandbox import isolation_floor
@@ -183,7 +183,9 @@ def _closed_set(given: str | None, label: str) -> tuple[str, ...]:
         return ()
     closed = tuple(dict.fromkeys(o.strip() for o in given.split(",") if o.strip()))
     if len(closed) < 2:
-        raise ConfigError(f"suite {label!r}: options needs at least two answers separated by commas, e.g. options=Yes,No")
+        raise ConfigError(
+            f"suite {label!r}: options needs at least two answers separated by commas, e.g. options=Yes,No"
+        )
     return closed
 
 
