@@ -54,6 +54,7 @@ __all__ = [
     "Comparison",
     "PreparedComparison",
     "ProgressSink",
+    "check_tuned_on",
     "prepare_comparison",
     "run_comparison",
 ]
@@ -105,6 +106,10 @@ class CompareOptions(BaseModel):
     """CPUs Ray reserves per job: below 1 packs more jobs per core when the model is served elsewhere."""
     purpose: Purpose | None = None
     """What the folder's rows are for (``ResultStore.record_purpose``); None: evaluation for a new folder."""
+    tuned_on: list[str] = []
+    """Suite specs (``humaneval[:50]``) of the compared suite's source whose items decided a protocol choice made
+    elsewhere: recorded in the folder (replacing its list; empty: the recorded list is kept), and every figure of the
+    report is given again on the items outside them."""
 
 
 @dataclass
@@ -245,6 +250,7 @@ class PreparedComparison:
         self.options = options
         _check_flags(options)
         self.suite = load_suite(options.suite)
+        check_tuned_on(options.tuned_on, self.suite)
         self.models = parse_model_options(options.models, MODEL_ROLES)
         self.labels = _model_labels(self.models)
         self.identities = model_identities(self.models)
@@ -263,8 +269,10 @@ class PreparedComparison:
         self.base, self.sandbox = base, sandbox
         self.executor = make_executor(options, specs, base, sandbox)
         try:
-            # (a report only reads: nothing can be written, even by a file whose schema would try)
-            self.store = ResultStore(options.out / RESULTS_FILE, read_only=options.report_only and not options.rescore)
+            # (a report only reads: nothing can be written, even by a file whose schema would try; a rescore and
+            # a statement of the items tuned on write)
+            writes = options.rescore or bool(options.tuned_on)
+            self.store = ResultStore(options.out / RESULTS_FILE, read_only=options.report_only and not writes)
         except ConfigError:
             self.executor.close()
             raise
@@ -283,6 +291,8 @@ class PreparedComparison:
                 f"--report-only: {options.out} holds no finished row of {options.suite} with these arms; "
                 "run the comparison first (the same command without --report-only)"
             )
+        if options.tuned_on:  # (last: input refused above leaves the recorded list as it was)
+            self.store.record_tuned_on(options.tuned_on)
 
     def _check_cached_models(self) -> None:
         """A cache-only run whose ``--model`` matches none of the rows it would replay, while the file holds rows of
@@ -503,6 +513,22 @@ def _check_flags(options: CompareOptions) -> None:
             f"--report-only: {options.out} holds no results yet ({RESULTS_FILE} is missing); run the comparison "
             "first (the same command without --report-only), or give its --out"
         )
+
+
+def check_tuned_on(specs: Sequence[str], suite: Suite) -> None:
+    """Each ``--tuned-on`` spec names items of the compared suite's source (its ``key``): a statement about which
+    of these items decided a choice must be about these items. One that selects none of the compared items (another
+    slice) is fine: it decided nothing here, and the report says so."""
+    for spec in specs:
+        try:
+            tuned = load_suite(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"--tuned-on {spec!r}: {exc}") from None
+        if tuned.key != suite.key:
+            raise ConfigError(
+                f"--tuned-on {spec!r} selects items of {tuned.key}, not of the compared suite {suite.key}; give a "
+                "slice of the compared suite"
+            )
 
 
 def check_out_dir(out: Path) -> None:
