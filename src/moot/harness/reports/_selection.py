@@ -17,14 +17,16 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
+from moot.boundary import one_line
 from moot.errors import ConfigError
 from moot.harness.jobs._results import UNSTATED, ResultRow, ResultStore
 from moot.harness.jobs._runner import Comparison
 from moot.harness.reports._stats import bonferroni, compare_paired, exact_match, holm
+from moot.harness.suites._items import Suite
 from moot.harness.suites._selectors import parse_spec
 from moot.harness.suites._suites import SUITE_FORMS, load_suite
 
-__all__ = ["FolderFacts", "Selection", "Variant", "family", "folder_facts", "fresh_suite", "selections"]
+__all__ = ["FolderFacts", "Selection", "Variant", "family", "folder_facts", "fresh_suite", "selections", "tuned_items"]
 
 BASELINE = "single"
 """The family every other arm's lead is measured against, when the comparison has it."""
@@ -67,6 +69,12 @@ class Selection(BaseModel):
     """The command that runs the arm (and the baseline) on items this folder never ran; None when none exist."""
     fresh: str = ""
     """Where fresh items come from, or why there are none."""
+    held_out_items: int | None = None
+    """When the folder records what it was tuned on (``--tuned-on``) and items are left: how many decided nothing."""
+    held_out_accuracy: float | None = None
+    """The arm's exact accuracy on those items alone."""
+    held_out_baseline: float | None = None
+    """The baseline's exact accuracy on them (None without a baseline)."""
 
 
 class FolderFacts(BaseModel):
@@ -74,6 +82,12 @@ class FolderFacts(BaseModel):
 
     purpose: str = UNSTATED
     selections: list[Selection] = []
+    tuned_on: list[str] = []
+    """The suite specs the folder records as having decided a choice made elsewhere (``--tuned-on``)."""
+    decided: list[str] = []
+    """The comparison's items some of them select."""
+    idle: list[str] = []
+    """Those of them that select none of the comparison's items (they decided nothing here)."""
 
 
 def _variant_scores(rows: Sequence[ResultRow], names: Mapping[str, str]) -> dict[str, tuple[str, dict[str, float]]]:
@@ -159,11 +173,35 @@ def folder_facts(comparison: Comparison) -> FolderFacts:
     try:
         suite = comparison.suite.key
         purpose = store.purpose()
+        tuned_on = store.tuned_on()
         rows = store.rows(suite, store.arm_keys(suite), [item.id for item in comparison.suite.items])
         used = (store.suite_keys(), store.items(suite))
     finally:
         store.close()
-    return FolderFacts(purpose=purpose, selections=selections(comparison, rows, used))
+    decided, idle = tuned_items(tuned_on, comparison.suite, f"results file {path}: meta key tuned_on")
+    return FolderFacts(
+        purpose=purpose, selections=selections(comparison, rows, used), tuned_on=tuned_on, decided=decided, idle=idle
+    )
+
+
+def tuned_items(specs: Sequence[str], suite: Suite, where: str) -> tuple[list[str], list[str]]:
+    """Of ``suite``'s items, those some spec of ``specs`` selects (they decided a choice made elsewhere), in suite
+    order; and the specs that select none of them: another slice, or another source (a folder may hold several
+    seeds of one task, and a recorded list speaks of one of them). A spec that no longer reads as a suite is refused
+    in one line naming ``where`` it is stored."""
+    ids = [item.id for item in suite.items]
+    decided: set[str] = set()
+    idle: list[str] = []
+    for spec in specs:
+        try:
+            tuned = load_suite(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"{where} holds {one_line(repr(spec), 80)}, not a readable suite spec: {exc}") from None
+        chosen = {item.id for item in tuned.items} & set(ids) if tuned.key == suite.key else set()
+        decided |= chosen
+        if not chosen:
+            idle.append(spec)
+    return [i for i in ids if i in decided], idle
 
 
 _SEED = re.compile(r"(?<=[?&])seed=[^&]*")
