@@ -232,8 +232,8 @@ def test_a_spec_of_another_suite_is_refused_in_one_line_and_writes_nothing(tmp_p
     assert not out.exists()
     assert _run(suite, out, "--tuned-on", f"{suite}[:2]").exit_code == 0
     before = (out / RESULTS_FILE).read_bytes()
-    refused(_run(suite, out, "--report-only", "--tuned-on", "humaneval[:2]"),
-            "moot: error: --tuned-on 'humaneval[:2]' selects items of humaneval, not of the compared suite")  # fmt: skip
+    other_source = "moot: error: --tuned-on 'humaneval[:2]' selects items of humaneval, not of the compared suite"
+    refused(_run(suite, out, "--report-only", "--tuned-on", "humaneval[:2]"), other_source)
     assert (out / RESULTS_FILE).read_bytes() == before and _stored_list(out) == [f"{suite}[:2]"]
 
 
@@ -243,3 +243,37 @@ def test_the_resume_command_repeats_every_tuned_on():
     options = CompareOptions(suite="s.jsonl", arms=["single"], out=Path("o"), tuned_on=["s.jsonl[:2]", "s.jsonl[4:]"])
     assert compare_command(options) == "moot compare s.jsonl --arms single --out o --tuned-on 's.jsonl[:2]' " \
         "--tuned-on 's.jsonl[4:]'"  # fmt: skip
+
+
+def test_a_malformed_recorded_list_is_refused_before_any_row_runs_and_a_new_statement_replaces_it(tmp_path):
+    suite = write_sums(tmp_path / "s.jsonl", 6)
+    out = tmp_path / "out"
+    assert _run(suite, out, "--tuned-on", f"{suite}[:2]").exit_code == 0
+    db = sqlite3.connect(out / RESULTS_FILE)
+    db.execute("UPDATE meta SET value = '[\"s.jsonl[:2]\", 7]' WHERE key = 'tuned_on'")
+    db.commit()
+    db.close()
+    message = f"moot: error: results file {out / RESULTS_FILE}: meta key tuned_on holds 7; a JSON list of suite specs"
+    more = write_sums(tmp_path / "more.jsonl", 8)
+    more.rename(suite)  # two more items: rows the refused run would have computed
+    refused(_run(suite, out), message)
+    refused(_run(suite, out, "--report-only"), message)
+    db = sqlite3.connect(out / RESULTS_FILE)
+    assert db.execute("SELECT COUNT(*) FROM rows").fetchone() == (12,)  # the 6 items x 2 arms of the first run
+    db.close()
+    fixed = _run(suite, out, "--tuned-on", f"{suite}[:2]")
+    assert fixed.exit_code == 0, fixed.output
+    assert json.loads((out / "summary.json").read_text())["held_out"]["items"] == 6
+
+
+def test_a_folder_changed_under_the_report_is_one_line_exit_2(tmp_path, monkeypatch):
+    import moot.harness._cli as cli
+
+    def changed(comparison: Comparison, seed: int = 0) -> None:
+        raise ConfigError(f"results file {comparison.results_path}: meta key tuned_on holds JSON that is not a list")
+
+    suite = write_sums(tmp_path / "s.jsonl", 2)
+    monkeypatch.setattr(cli, "build_report", changed)
+    result = _run(suite, tmp_path / "out")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"moot: error: results file {tmp_path / 'out' / RESULTS_FILE}: meta key tuned_on")

@@ -287,6 +287,8 @@ def compare(
     try:  # every row is saved by now: a Ctrl-C while the report is written says so, as during the rows
         report = build_report(comparison, seed=seed)
         files = write_report(report, options.out)
+    except ConfigError as exc:  # the folder changed under the report (another process wrote a bad value)
+        raise refuse(str(exc)) from None
     except KeyboardInterrupt:
         raise _stopped(Interrupted(INTERRUPTED, "Ctrl-C"), runner) from None
     for shown in report_renderables(report, out_console.width):

@@ -31,6 +31,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot._extras import require
+from moot.boundary import one_line
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Arm, build_arm, canonical_spec
 from moot.harness.arms._sampling import SelfConsistency
@@ -57,6 +58,7 @@ __all__ = [
     "check_tuned_on",
     "prepare_comparison",
     "run_comparison",
+    "tuned_items",
 ]
 
 RESULTS_FILE = "results.sqlite3"
@@ -276,12 +278,14 @@ class PreparedComparison:
         except ConfigError:
             self.executor.close()
             raise
-        if not options.report_only:
-            try:
+        try:
+            if not options.tuned_on:  # a recorded list the report would refuse is refused before any row runs
+                tuned_items(self.store.tuned_on(), self.suite, f"results file {self.store.path}: meta key tuned_on")
+            if not options.report_only:
                 self.store.record_purpose(options.purpose)
-            except ConfigError:
-                self.close()
-                raise
+        except ConfigError:
+            self.close()
+            raise
         self.result = Comparison(options, self.suite, self.arms, self.labels, role_models=self.models)
         if options.cache_only:
             self._check_cached_models()
@@ -529,6 +533,26 @@ def check_tuned_on(specs: Sequence[str], suite: Suite) -> None:
                 f"--tuned-on {spec!r} selects items of {tuned.key}, not of the compared suite {suite.key}; give a "
                 "slice of the compared suite"
             )
+
+
+def tuned_items(specs: Sequence[str], suite: Suite, where: str) -> tuple[list[str], list[str]]:
+    """Of ``suite``'s items, those some spec of ``specs`` selects (they decided a choice made elsewhere), in suite
+    order; and the specs that select none of them: another slice, or another source (a folder may hold several
+    seeds of one task, and a recorded list speaks of one of them). A spec that no longer reads as a suite is refused
+    in one line naming ``where`` it is stored."""
+    ids = [item.id for item in suite.items]
+    decided: set[str] = set()
+    idle: list[str] = []
+    for spec in specs:
+        try:
+            tuned = load_suite(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"{where} holds {one_line(repr(spec), 80)}, not a readable suite spec: {exc}") from None
+        chosen = {item.id for item in tuned.items} & set(ids) if tuned.key == suite.key else set()
+        decided |= chosen
+        if not chosen:
+            idle.append(spec)
+    return [i for i in ids if i in decided], idle
 
 
 def check_out_dir(out: Path) -> None:

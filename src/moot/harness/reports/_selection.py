@@ -17,16 +17,14 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
-from moot.boundary import one_line
 from moot.errors import ConfigError
 from moot.harness.jobs._results import UNSTATED, ResultRow, ResultStore
-from moot.harness.jobs._runner import Comparison
+from moot.harness.jobs._runner import Comparison, tuned_items
 from moot.harness.reports._stats import bonferroni, compare_paired, exact_match, holm
-from moot.harness.suites._items import Suite
 from moot.harness.suites._selectors import parse_spec
 from moot.harness.suites._suites import SUITE_FORMS, load_suite
 
-__all__ = ["FolderFacts", "Selection", "Variant", "family", "folder_facts", "fresh_suite", "selections", "tuned_items"]
+__all__ = ["FolderFacts", "Selection", "Variant", "family", "folder_facts", "fresh_suite", "selections"]
 
 BASELINE = "single"
 """The family every other arm's lead is measured against, when the comparison has it."""
@@ -182,26 +180,6 @@ def folder_facts(comparison: Comparison) -> FolderFacts:
     return FolderFacts(
         purpose=purpose, selections=selections(comparison, rows, used), tuned_on=tuned_on, decided=decided, idle=idle
     )
-
-
-def tuned_items(specs: Sequence[str], suite: Suite, where: str) -> tuple[list[str], list[str]]:
-    """Of ``suite``'s items, those some spec of ``specs`` selects (they decided a choice made elsewhere), in suite
-    order; and the specs that select none of them: another slice, or another source (a folder may hold several
-    seeds of one task, and a recorded list speaks of one of them). A spec that no longer reads as a suite is refused
-    in one line naming ``where`` it is stored."""
-    ids = [item.id for item in suite.items]
-    decided: set[str] = set()
-    idle: list[str] = []
-    for spec in specs:
-        try:
-            tuned = load_suite(spec)
-        except ConfigError as exc:
-            raise ConfigError(f"{where} holds {one_line(repr(spec), 80)}, not a readable suite spec: {exc}") from None
-        chosen = {item.id for item in tuned.items} & set(ids) if tuned.key == suite.key else set()
-        decided |= chosen
-        if not chosen:
-            idle.append(spec)
-    return [i for i in ids if i in decided], idle
 
 
 _SEED = re.compile(r"(?<=[?&])seed=[^&]*")
