@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from moot.errors import ConfigError
-from moot.harness import build_report, write_report
-from moot.harness.jobs._results import ResultStore
-from moot.harness.jobs._runner import RESULTS_FILE, CompareOptions, Comparison
+from moot.harness import build_report, load_suite, write_report
+from moot.harness.jobs._results import MIGRATIONS, ResultStore
+from moot.harness.jobs._runner import RESULTS_FILE, CompareOptions, Comparison, check_tuned_on, tuned_items
 from moot.harness.reports._render import markdown
 from moot.harness.reports._stats import accuracy_interval, holm
+from moot.store import migrate
 from tests.unit.test_harness_cli import invoke, refused
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
 from tests.unit.test_report_exact_first import hand_comparison
@@ -163,6 +164,35 @@ def test_a_statement_replaces_the_recorded_list(tmp_path):
     store.record_tuned_on(["s.jsonl[:3]"])
     assert store.tuned_on() == ["s.jsonl[:3]"]
     store.close()
+
+
+def test_a_file_from_before_the_meta_table_records_no_list(tmp_path):
+    path = tmp_path / "old" / RESULTS_FILE
+    path.parent.mkdir()
+    db = sqlite3.connect(path)
+    migrate(db, [m for m in MIGRATIONS if m[0] < "0005"])
+    db.close()
+    store = ResultStore(path, read_only=True)  # a report migrates nothing
+    assert store.tuned_on() == []
+    store.close()
+
+
+def test_a_gym_spec_counts_items_by_task_and_seed_whatever_its_n():
+    suite = load_suite("reasoning-gym:chain_sum?n=50&seed=1")
+    specs = ["reasoning-gym:chain_sum?n=30&seed=1", "reasoning-gym:chain_sum[40:45]?seed=1"]
+    check_tuned_on(specs, suite)
+    decided, idle = tuned_items(specs, suite, "here")
+    assert len(decided) == 35 and idle == []
+    with pytest.raises(ConfigError) as err:
+        check_tuned_on(["reasoning-gym:chain_sum?n=30&seed=7"], suite)
+    assert str(err.value) == (
+        "--tuned-on 'reasoning-gym:chain_sum?n=30&seed=7' selects items of reasoning-gym:chain_sum?seed=7, not of the "
+        "compared suite reasoning-gym:chain_sum?seed=1; give a slice of the compared suite"
+    )
+    assert tuned_items(["reasoning-gym:chain_sum?n=30&seed=7"], suite, "here") == (
+        [],
+        ["reasoning-gym:chain_sum?n=30&seed=7"],
+    )
 
 
 # ---------------------------------------------------------------- the command line
