@@ -486,7 +486,7 @@ def held_out_tables(report: Report, width: int = TERMINAL_WIDTH) -> list[Rendera
     shown = [_terminal_arms(title, _arms_rows(held.arms, report.exact_first), width)]
     if held.pairs:
         head, rows = _pairs_rows(held.pairs, report.exact_first)
-        shown.append(fitted_table(f"pairs of arms, {title[3:]}", head, rows, {"A vs B", "test"}, width))
+        shown.append(fitted_table(f"pairs of arms: {title}", head, rows, {"A vs B", "test"}, width))
     return shown
 
 
