@@ -241,6 +241,17 @@ def compare(
             "a folder keeps one purpose.",
         ),
     ] = None,
+    tuned_on: Annotated[
+        list[str],
+        typer.Option(
+            "--tuned-on",
+            help=escape(
+                "Items of this suite that decided a protocol choice made elsewhere, as a suite spec (e.g. "
+                "humaneval[:50]); repeatable. Recorded in results.sqlite3 (replacing the folder's list; also with "
+                "--report-only), and the report gives every figure again on the items outside them."
+            ),
+        ),
+    ] = [],  # noqa: B006 - typer reads the default
     executor: Annotated[
         str,
         typer.Option(
@@ -263,7 +274,7 @@ def compare(
             suite=suite, arms=[a.strip() for a in arms.split(",") if a.strip()], models=model, concurrency=concurrency,
             out=out or default_out(suite), k=k, compute_matched=compute_matched, cache=cache, use_cache=not no_cache,
             rerun=rerun, cache_only=cache_only, report_only=report_only, rescore=rescore, seed=seed, executor=executor,
-            ray_address=ray_address, ray_cpus_per_job=ray_cpus_per_job, purpose=purpose,
+            ray_address=ray_address, ray_cpus_per_job=ray_cpus_per_job, purpose=purpose, tuned_on=tuned_on,
         )  # fmt: skip
         runner = prepare_comparison(options)  # all bad input is refused here, before any output
         comparison = run_until_signal(_run(runner))
@@ -276,6 +287,8 @@ def compare(
     try:  # every row is saved by now: a Ctrl-C while the report is written says so, as during the rows
         report = build_report(comparison, seed=seed)
         files = write_report(report, options.out)
+    except ConfigError as exc:  # the folder changed under the report (another process wrote a bad value)
+        raise refuse(str(exc)) from None
     except KeyboardInterrupt:
         raise _stopped(Interrupted(INTERRUPTED, "Ctrl-C"), runner) from None
     for shown in report_renderables(report, out_console.width):
@@ -324,7 +337,7 @@ _FLAGS = {
     "concurrency": "--concurrency", "k": "--k", "compute_matched": "--compute-matched", "cache": "--cache",
     "use_cache": "--no-cache", "rerun": "--rerun", "cache_only": "--cache-only", "report_only": "--report-only",
     "rescore": "--rescore", "seed": "--seed", "executor": "--executor", "ray_address": "--ray-address",
-    "ray_cpus_per_job": "--ray-cpus-per-job", "purpose": "--purpose",
+    "ray_cpus_per_job": "--ray-cpus-per-job", "purpose": "--purpose", "tuned_on": "--tuned-on",
 }  # fmt: skip
 """Each option of ``CompareOptions`` past the suite, arms, models and output, as ``moot compare`` spells it."""
 
@@ -341,7 +354,10 @@ def compare_command(options: CompareOptions) -> str:
         value = getattr(options, name)
         if value == defaults[name].default:
             continue
-        words += [flag] if isinstance(value, bool) else [flag, str(value)]
+        if isinstance(value, list):  # a repeatable option: the flag once per value
+            words += [word for given in value for word in (flag, str(given))]
+        else:
+            words += [flag] if isinstance(value, bool) else [flag, str(value)]
     return shlex.join(words)
 
 

@@ -340,8 +340,7 @@ class ResultStore:
     def purpose(self) -> str:
         """The folder's stated purpose (``tuning`` or ``evaluation``), or ``unstated`` for a file from before
         purposes were recorded (no ``meta`` table, or no purpose in it)."""
-        # a file older than the meta table has none (a read-only open migrates nothing)
-        if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'", ()):
+        if not self._has_meta():
             return UNSTATED
         found = next(iter(self._read("SELECT value FROM meta WHERE key = 'purpose'", ())), None)
         if found is None:
@@ -367,6 +366,33 @@ class ResultStore:
             return
         self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('purpose', ?)", (purpose or "evaluation",))
         self._db.commit()
+
+    def tuned_on(self) -> list[str]:
+        """The suite specs the folder records as having decided a protocol choice made elsewhere (``--tuned-on``),
+        as given; empty when none is recorded (or the file predates the ``meta`` table). A stored value that is not a
+        JSON list of non-blank specs is refused in one line naming the file and the key."""
+        if not self._has_meta():
+            return []
+        found = next(iter(self._read("SELECT value FROM meta WHERE key = 'tuned_on'", ())), None)
+        if found is None:
+            return []
+        where = f"results file {self.path}: meta key tuned_on"
+        specs = load_json_as(found[0], where, list, JSON_BOUNDS)
+        bad = [spec for spec in specs if not (isinstance(spec, str) and spec.strip())]
+        if bad:
+            shown = one_line(repr(bad[0]), 40)
+            raise ConfigError(f'{where} holds {shown}; a JSON list of suite specs (e.g. ["humaneval[:50]"]) is valid')
+        return [str(spec) for spec in specs]
+
+    def record_tuned_on(self, specs: Sequence[str]) -> None:
+        """State which items decided a protocol choice made elsewhere: ``specs`` replace any list recorded before
+        (a statement about items, not rows, so a later, fuller statement supersedes an earlier one)."""
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tuned_on', ?)", (json.dumps(list(specs)),))
+        self._db.commit()
+
+    def _has_meta(self) -> bool:
+        """Whether the file has the ``meta`` table (a file older than it, opened read-only, is not migrated)."""
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'", ()))
 
     def arm_keys(self, suite: str) -> list[str]:
         """Every arm configuration with a row of ``suite`` in this file, whichever comparison ran it (a report counts

@@ -31,6 +31,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot._extras import require
+from moot.boundary import one_line
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Arm, build_arm, canonical_spec
 from moot.harness.arms._sampling import SelfConsistency
@@ -54,8 +55,10 @@ __all__ = [
     "Comparison",
     "PreparedComparison",
     "ProgressSink",
+    "check_tuned_on",
     "prepare_comparison",
     "run_comparison",
+    "tuned_items",
 ]
 
 RESULTS_FILE = "results.sqlite3"
@@ -105,6 +108,10 @@ class CompareOptions(BaseModel):
     """CPUs Ray reserves per job: below 1 packs more jobs per core when the model is served elsewhere."""
     purpose: Purpose | None = None
     """What the folder's rows are for (``ResultStore.record_purpose``); None: evaluation for a new folder."""
+    tuned_on: list[str] = []
+    """Suite specs (``humaneval[:50]``) of the compared suite's source whose items decided a protocol choice made
+    elsewhere: recorded in the folder (replacing its list; empty: the recorded list is kept), and every figure of the
+    report is given again on the items outside them."""
 
 
 @dataclass
@@ -245,6 +252,7 @@ class PreparedComparison:
         self.options = options
         _check_flags(options)
         self.suite = load_suite(options.suite)
+        check_tuned_on(options.tuned_on, self.suite)
         self.models = parse_model_options(options.models, MODEL_ROLES)
         self.labels = _model_labels(self.models)
         self.identities = model_identities(self.models)
@@ -263,17 +271,21 @@ class PreparedComparison:
         self.base, self.sandbox = base, sandbox
         self.executor = make_executor(options, specs, base, sandbox)
         try:
-            # (a report only reads: nothing can be written, even by a file whose schema would try)
-            self.store = ResultStore(options.out / RESULTS_FILE, read_only=options.report_only and not options.rescore)
+            # (a report only reads: nothing can be written, even by a file whose schema would try; a rescore and
+            # a statement of the items tuned on write)
+            writes = options.rescore or bool(options.tuned_on)
+            self.store = ResultStore(options.out / RESULTS_FILE, read_only=options.report_only and not writes)
         except ConfigError:
             self.executor.close()
             raise
-        if not options.report_only:
-            try:
+        try:
+            if not options.tuned_on:  # a recorded list the report would refuse is refused before any row runs
+                tuned_items(self.store.tuned_on(), self.suite, f"results file {self.store.path}: meta key tuned_on")
+            if not options.report_only:
                 self.store.record_purpose(options.purpose)
-            except ConfigError:
-                self.close()
-                raise
+        except ConfigError:
+            self.close()
+            raise
         self.result = Comparison(options, self.suite, self.arms, self.labels, role_models=self.models)
         if options.cache_only:
             self._check_cached_models()
@@ -283,6 +295,8 @@ class PreparedComparison:
                 f"--report-only: {options.out} holds no finished row of {options.suite} with these arms; "
                 "run the comparison first (the same command without --report-only)"
             )
+        if options.tuned_on:  # (last: input refused above leaves the recorded list as it was)
+            self.store.record_tuned_on(options.tuned_on)
 
     def _check_cached_models(self) -> None:
         """A cache-only run whose ``--model`` matches none of the rows it would replay, while the file holds rows of
@@ -503,6 +517,42 @@ def _check_flags(options: CompareOptions) -> None:
             f"--report-only: {options.out} holds no results yet ({RESULTS_FILE} is missing); run the comparison "
             "first (the same command without --report-only), or give its --out"
         )
+
+
+def check_tuned_on(specs: Sequence[str], suite: Suite) -> None:
+    """Each ``--tuned-on`` spec names items of the compared suite's source (its ``key``): a statement about which
+    of these items decided a choice must be about these items. One that selects none of the compared items (another
+    slice) is fine: it decided nothing here, and the report says so."""
+    for spec in specs:
+        try:
+            tuned = load_suite(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"--tuned-on {spec!r}: {exc}") from None
+        if tuned.key != suite.key:
+            raise ConfigError(
+                f"--tuned-on {spec!r} selects items of {tuned.key}, not of the compared suite {suite.key}; give a "
+                "slice of the compared suite"
+            )
+
+
+def tuned_items(specs: Sequence[str], suite: Suite, where: str) -> tuple[list[str], list[str]]:
+    """Of ``suite``'s items, those some spec of ``specs`` selects (they decided a choice made elsewhere), in suite
+    order; and the specs that select none of them: another slice, or another source (a folder may hold several
+    seeds of one task, and a recorded list speaks of one of them). A spec that no longer reads as a suite is refused
+    in one line naming ``where`` it is stored."""
+    ids = [item.id for item in suite.items]
+    decided: set[str] = set()
+    idle: list[str] = []
+    for spec in specs:
+        try:
+            tuned = load_suite(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"{where} holds {one_line(repr(spec), 80)}, not a readable suite spec: {exc}") from None
+        chosen = {item.id for item in tuned.items} & set(ids) if tuned.key == suite.key else set()
+        decided |= chosen
+        if not chosen:
+            idle.append(spec)
+    return [i for i in ids if i in decided], idle
 
 
 def check_out_dir(out: Path) -> None:

@@ -17,6 +17,7 @@ from moot.harness.reports._report import (
     ROUNDED_ARMS,
     ArmSummary,
     Graded,
+    HeldOut,
     PairSummary,
     Report,
     build_report,
@@ -27,6 +28,8 @@ from moot.harness.reports._selection import Selection, Variant
 __all__ = [
     "Tables",
     "document",
+    "held_out_tables",
+    "held_out_title",
     "install_rich_views",
     "markdown",
     "page",
@@ -133,6 +136,17 @@ def _pair_row(pair: PairSummary, exact_first: bool) -> list[str]:
 def tables(report: Report) -> Tables:
     """The report's tables; on a partial-credit suite the exact-match figures lead and the graded ones follow."""
     exact = report.exact_first
+    rounds = [
+        _rounds_row(a, exact) for a in report.arms if a.rounds_bought is not None and a.first_round_vote is not None
+    ]
+    head = _GRADED_ROUNDS_HEAD if exact else _ROUNDS_HEAD
+    return Tables(_arms_rows(report.arms, exact), _pairs_rows(report.pairs, exact), _notes(report),
+                  (head, rounds))  # fmt: skip
+
+
+def _arms_rows(arms: list[ArmSummary], exact: bool) -> tuple[list[str], list[list[str]]]:
+    """The arms table (head, rows) of ``arms``: the report's own, or the same figures on the items that decided
+    nothing; the cost column only when prices are known."""
     arm_head = [
         "arm",
         "settings",
@@ -150,20 +164,20 @@ def tables(report: Report) -> Tables:
         "parse fails",
         "oracle gaps",
     ]
-    arm_rows = [_arm_row(a, exact) for a in report.arms]
-    pair_head = ["A vs B", "n", "A − B" + (" (exact)" if exact else ""), "95% CI", "test", "p", "p (Holm)",
-                 "only A right / only B right", *(["graded A − B", "graded p"] if exact else [])]  # fmt: skip
-    pair_rows = [_pair_row(p, exact) for p in report.pairs]
-    if any(a.mean_cost_usd is not None for a in report.arms):  # only when prices are known
+    arm_rows = [_arm_row(a, exact) for a in arms]
+    if any(a.mean_cost_usd is not None for a in arms):  # only when prices are known
         at = arm_head.index("wall s/item")
         arm_head.insert(at, "cost/item")
-        for arm, row in zip(report.arms, arm_rows, strict=True):
+        for arm, row in zip(arms, arm_rows, strict=True):
             row.insert(at, "–" if arm.mean_cost_usd is None else f"${arm.mean_cost_usd:.4g}")
-    rounds = [
-        _rounds_row(a, exact) for a in report.arms if a.rounds_bought is not None and a.first_round_vote is not None
-    ]
-    head = _GRADED_ROUNDS_HEAD if exact else _ROUNDS_HEAD
-    return Tables((arm_head, arm_rows), (pair_head, pair_rows), _notes(report), (head, rounds))
+    return arm_head, arm_rows
+
+
+def _pairs_rows(pairs: list[PairSummary], exact: bool) -> tuple[list[str], list[list[str]]]:
+    """The pairs table (head, rows) of ``pairs``: difference [CI], test, p, p (Holm) among them, discordant split."""
+    pair_head = ["A vs B", "n", "A − B" + (" (exact)" if exact else ""), "95% CI", "test", "p", "p (Holm)",
+                 "only A right / only B right", *(["graded A − B", "graded p"] if exact else [])]  # fmt: skip
+    return pair_head, [_pair_row(p, exact) for p in pairs]
 
 
 def _scoring_note(report: Report) -> str:
@@ -301,6 +315,12 @@ def _selection_note(chosen: Selection) -> Note:
         " Its accuracy here is optimistic: an arm chosen for scoring best on these items is expected to score "
         "lower on items that decided nothing."
     )
+    if chosen.held_out_items is not None and chosen.held_out_accuracy is not None:
+        against = "" if chosen.held_out_baseline is None else f" vs {chosen.baseline} {_pct(chosen.held_out_baseline)}"
+        text += (
+            f" On the {chosen.held_out_items} items that decided nothing: {chosen.arm} "
+            f"{_pct(chosen.held_out_accuracy)}{against}."
+        )
     if chosen.confirm is not None:
         text += f" To confirm it on fresh items ({chosen.fresh}): {chosen.confirm}"
     else:
@@ -317,11 +337,54 @@ def _top(report: Report) -> list[Block]:
     elif report.purpose == "unstated":
         blocks.append(Note("Purpose unstated", "this results folder predates purposes (tuning or evaluation); "
                                                "read its figures as possibly tuned on these items."))  # fmt: skip
+    blocks.extend(_held_out_note(report))
     blocks.extend(_selection_note(chosen) for chosen in report.selections)
     if report.exact_first:
         blocks.append(Paragraph(EXACT_FIRST))
     elif report.binary:
         blocks.append(Paragraph(EXACT_ONLY))
+    return blocks
+
+
+def _tuned_on(held: HeldOut) -> str:
+    return ", ".join(held.tuned_on)
+
+
+def held_out_title(held: HeldOut) -> str:
+    """The held-out section's title: how many items decided nothing, and what the folder was tuned on."""
+    return f"On the {held.items} items that decided nothing (tuned on: {_tuned_on(held)})"
+
+
+def _held_out_note(report: Report) -> list[Block]:
+    """At the top, when the folder records what it was tuned on: where the figures free of that selection are, or
+    that there are none."""
+    held = report.held_out
+    if held is None:
+        return []
+    if not held.items:
+        text = f"every item here decided a choice (tuned on {_tuned_on(held)}): no figure in this report is free of "
+        return [Note("Held out", text + "selection.", alert=True)]
+    return [
+        Note(
+            "Held out",
+            f"{held.items} of these {report.items} items decided nothing (tuned on {_tuned_on(held)}): every figure "
+            "is given again on them alone, after the pairs of arms; only those are free of that selection.",
+        )
+    ]
+
+
+def _held_out(report: Report) -> list[Block]:
+    """The arms and pairs tables again on the items that decided nothing (nothing when the folder records no
+    ``--tuned-on``, or no item is left: the top says so), and the specs that selected none of these items."""
+    held = report.held_out
+    if held is None or not held.items:
+        return []
+    blocks: list[Block] = [Heading(held_out_title(held), level=2), _table(*_arms_rows(held.arms, report.exact_first))]
+    if held.pairs:
+        blocks.append(_table(*_pairs_rows(held.pairs, report.exact_first)))
+    if held.idle:
+        each = "each selects" if len(held.idle) > 1 else "selects"
+        blocks.append(Paragraph(f"{', '.join(held.idle)}: {each} none of these items, so decided nothing here."))
     return blocks
 
 
@@ -359,6 +422,7 @@ def document(report: Report) -> list[Block]:
         _table(*t.arms),
         Heading("Pairs of arms", level=2),
         _table(pair_head, pair_rows) if pair_rows else Paragraph("Only one arm: nothing to compare."),
+        *_held_out(report),
         Image(PLOT_FILE, "cost and accuracy per arm"),
         Heading("Notes", level=2),
         Bullets(tuple(t.notes)),
@@ -401,11 +465,29 @@ TERMINAL_WIDTH = 80
 
 def terminal_table(report: Report, width: int = TERMINAL_WIDTH) -> RenderableType:
     """The arms table for the terminal (the columns a reader needs first), every number whole at ``width``."""
-    head, rows = tables(report).arms
+    title = f"moot compare: {report.suite} ({report.items} items)"
+    return _terminal_arms(title, tables(report).arms, width)
+
+
+def _terminal_arms(title: str, table: tuple[list[str], list[list[str]]], width: int) -> RenderableType:
+    """An arms table with the columns a reader needs first, fitted to ``width``."""
+    head, rows = table
     wanted = [h for h in head if h not in _LEFT_OUT_OF_TERMINAL]
     index = [head.index(w) for w in wanted]
-    title = f"moot compare: {report.suite} ({report.items} items)"
     return fitted_table(title, wanted, [[row[i] for i in index] for row in rows], {"arm"}, width)
+
+
+def held_out_tables(report: Report, width: int = TERMINAL_WIDTH) -> list[RenderableType]:
+    """The arms (and pairs) on the items that decided nothing, for the terminal; none without them."""
+    held = report.held_out
+    if held is None or not held.items:
+        return []
+    title = held_out_title(held)
+    shown = [_terminal_arms(title, _arms_rows(held.arms, report.exact_first), width)]
+    if held.pairs:
+        head, rows = _pairs_rows(held.pairs, report.exact_first)
+        shown.append(fitted_table(f"pairs of arms: {title}", head, rows, {"A vs B", "test"}, width))
+    return shown
 
 
 def pairs_table(report: Report, width: int = TERMINAL_WIDTH) -> RenderableType:
@@ -431,6 +513,7 @@ def report_renderables(report: Report, width: int = TERMINAL_WIDTH) -> list[Rend
     shown.append(terminal_table(report, width))
     if report.pairs:
         shown.append(pairs_table(report, width))
+    shown += held_out_tables(report, width)
     shown += [Text(note) for note in tables(report).notes[:1]]
     return shown
 

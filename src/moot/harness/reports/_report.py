@@ -15,7 +15,7 @@ from moot.harness.jobs._provenance import code_version, model_identity, moot_ver
 from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import Comparison
 from moot.harness.reports._row_metrics import RowMetrics, TeamMetrics
-from moot.harness.reports._selection import Selection, folder_facts
+from moot.harness.reports._selection import FolderFacts, Selection, folder_facts
 from moot.harness.reports._stats import accuracy_interval, compare_paired, exact_match, holm, is_binary
 from moot.models import ModelSpec
 from moot.teams import CodeDebateMetrics, DebateMetrics
@@ -24,6 +24,7 @@ __all__ = [
     "ROUNDED_ARMS",
     "ArmSummary",
     "Graded",
+    "HeldOut",
     "PairSummary",
     "Provenance",
     "Report",
@@ -146,6 +147,20 @@ class Provenance(BaseModel):
         return len(self.commits) > 1
 
 
+class HeldOut(BaseModel):
+    """Every figure again on the items that decided nothing: the compared items outside every selection the folder
+    records as having decided a choice made elsewhere (``--tuned-on``), where no figure is optimistic for it."""
+
+    tuned_on: list[str]
+    items: int
+    """Compared items outside every tuned-on selection (0: every figure of the report is from selected items)."""
+    arms: list[ArmSummary] = []
+    pairs: list[PairSummary] = []
+    """Holm-adjusted among themselves."""
+    idle: list[str] = []
+    """The specs that select none of the compared items: they decided nothing here."""
+
+
 class Report(BaseModel):
     suite: str
     description: str
@@ -162,6 +177,8 @@ class Report(BaseModel):
     """What the results folder is for: ``tuning`` (figures for choosing), ``evaluation``, or ``unstated``."""
     selections: list[Selection] = []
     """Arms chosen among several variants of their family run on these items, with the correction."""
+    held_out: HeldOut | None = None
+    """The figures on the items that decided nothing; None when the folder records no ``--tuned-on``."""
     matched_k: int | None
     matched_to: str | None = None
     computed: int
@@ -434,6 +451,10 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
     if exact_first:
         _add_graded(arms, pairs, _summaries(comparison, comparison.rows, seed, False))
     facts = folder_facts(comparison)
+    held_out = _held_out(comparison, facts, seed, binary, exact_first)
+    if held_out is not None and held_out.items:
+        for chosen in facts.selections:
+            _held_out_selection(chosen, held_out)
     meter = comparison.meter
     return Report(
         suite=comparison.suite.label,
@@ -446,6 +467,7 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
         exact_first=exact_first,
         purpose=facts.purpose,
         selections=facts.selections,
+        held_out=held_out,
         matched_k=comparison.matched_k,
         matched_to=comparison.matched_to,
         computed=comparison.computed,
@@ -466,6 +488,34 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
             if "score_before_rescore" in r.metrics and r.score is not None
         ],
     )
+
+
+def _held_out(comparison: Comparison, facts: FolderFacts, seed: int, binary: bool, exact_first: bool
+              ) -> HeldOut | None:  # fmt: skip
+    """The report's figures on the items no recorded ``--tuned-on`` selection holds, read exactly as the main ones
+    (exact first on a partial-credit suite, the graded figures beside); None when the folder records none."""
+    if not facts.tuned_on:
+        return None
+    decided = set(facts.decided)
+    held = HeldOut(tuned_on=facts.tuned_on, items=sum(i.id not in decided for i in comparison.suite.items),
+                   idle=facts.idle)  # fmt: skip
+    if not held.items:
+        return held
+    rows = [r for r in comparison.rows if r.item not in decided]
+    lead = [exact_scores(r) for r in rows] if exact_first else rows
+    held.arms, held.pairs = _summaries(comparison, lead, seed, binary)
+    if exact_first:
+        _add_graded(held.arms, held.pairs, _summaries(comparison, rows, seed, False))
+    return held
+
+
+def _held_out_selection(chosen: Selection, held: HeldOut) -> None:
+    """Put beside a selection warning what the chosen arm (and the baseline) scored on the items that decided
+    nothing: the figure its optimism is measured against."""
+    accuracy = {arm.label: arm.accuracy for arm in held.arms}
+    chosen.held_out_items = held.items
+    chosen.held_out_accuracy = accuracy.get(chosen.arm)
+    chosen.held_out_baseline = accuracy.get(chosen.baseline) if chosen.baseline is not None else None
 
 
 def _seeds(arm: object, base: int) -> set[int]:

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from moot.errors import ConfigError
 from moot.harness.jobs._results import UNSTATED, ResultRow, ResultStore
-from moot.harness.jobs._runner import Comparison
+from moot.harness.jobs._runner import Comparison, tuned_items
 from moot.harness.reports._stats import bonferroni, compare_paired, exact_match, holm
 from moot.harness.suites._selectors import parse_spec
 from moot.harness.suites._suites import SUITE_FORMS, load_suite
@@ -67,6 +67,12 @@ class Selection(BaseModel):
     """The command that runs the arm (and the baseline) on items this folder never ran; None when none exist."""
     fresh: str = ""
     """Where fresh items come from, or why there are none."""
+    held_out_items: int | None = None
+    """When the folder records what it was tuned on (``--tuned-on``) and items are left: how many decided nothing."""
+    held_out_accuracy: float | None = None
+    """The arm's exact accuracy on those items alone."""
+    held_out_baseline: float | None = None
+    """The baseline's exact accuracy on them (None without a baseline)."""
 
 
 class FolderFacts(BaseModel):
@@ -74,6 +80,12 @@ class FolderFacts(BaseModel):
 
     purpose: str = UNSTATED
     selections: list[Selection] = []
+    tuned_on: list[str] = []
+    """The suite specs the folder records as having decided a choice made elsewhere (``--tuned-on``)."""
+    decided: list[str] = []
+    """The comparison's items some of them select."""
+    idle: list[str] = []
+    """Those of them that select none of the comparison's items (they decided nothing here)."""
 
 
 def _variant_scores(rows: Sequence[ResultRow], names: Mapping[str, str]) -> dict[str, tuple[str, dict[str, float]]]:
@@ -159,11 +171,15 @@ def folder_facts(comparison: Comparison) -> FolderFacts:
     try:
         suite = comparison.suite.key
         purpose = store.purpose()
+        tuned_on = store.tuned_on()
         rows = store.rows(suite, store.arm_keys(suite), [item.id for item in comparison.suite.items])
         used = (store.suite_keys(), store.items(suite))
     finally:
         store.close()
-    return FolderFacts(purpose=purpose, selections=selections(comparison, rows, used))
+    decided, idle = tuned_items(tuned_on, comparison.suite, f"results file {path}: meta key tuned_on")
+    return FolderFacts(
+        purpose=purpose, selections=selections(comparison, rows, used), tuned_on=tuned_on, decided=decided, idle=idle
+    )
 
 
 _SEED = re.compile(r"(?<=[?&])seed=[^&]*")
