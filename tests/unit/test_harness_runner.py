@@ -614,7 +614,8 @@ def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_
     from moot.harness import SelfConsistency
 
     own, shared = SelfConsistency({"k": "3"}), SelfConsistency({"k": "3", "samples": "debate"})
-    assert own.sample_seeds(0) == [100, 101, 102] and shared.sample_seeds(0) == [0, 1, 2]
+    assert own.sample_draws(0) == [(100, 0.7), (101, 0.7), (102, 0.7)]
+    assert shared.sample_draws(0) == [(0, 0.7), (1, 0.7), (2, 0.7)]
     assert own.settings["samples"] == "own" and "samples" not in shared.settings  # the key rows had before
     assert shared.with_k(5).config.samples == "debate" and shared.with_k(5).settings["k"] == 5
     m = model()
@@ -622,6 +623,16 @@ def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_
                              compute_matched=True))  # fmt: skip
     report = build_report(comparison)
     assert report.shared_samples == []  # short answers: a debater's position is never the same reply as a sample
+
+
+def test_solver_openings_are_samples_a_self_consistency_arm_at_the_same_temperature_shares(tmp_path, sums, model):
+    arms = ["debate?opening=solver&temperature=0/0.7/0.7", "self-consistency?samples=debate&k=3", "debate?temperature=0.7"]
+    comparison = run(options(sums, tmp_path / "out", model(), arms=arms))
+    debate = comparison.arms[0].arm
+    assert debate.sample_draws(0) == [(1, 0.7), (2, 0.7)]  # expert 1 is the anchor: single's greedy call
+    assert build_report(comparison).shared_samples == [
+        "debate?opening=solver&temperature=0/0.7/0.7 and self-consistency?samples=debate&k=3 share 2 samples (seeds 1-2)"
+    ]
 
 
 def test_rescore_scores_the_stored_answers_again_and_the_report_says_which_changed(sums, tmp_path, model):
@@ -853,5 +864,7 @@ def test_anchor_is_refused_for_code_and_left_out_of_the_key_when_off():
         DebateArm({"anchor": "single"}).check(load_suite("humaneval[:2]"))
     with pytest.raises(ConfigError, match=r"anchor=held is for short answers"):
         DebateArm({"anchor": "held"}).check(load_suite("humaneval[:2]"))
+    with pytest.raises(ConfigError, match=r"opening=solver is for short answers.*valid opening values for code: expert"):
+        DebateArm({"opening": "solver"}).check(load_suite("humaneval[:2]"))
     with pytest.raises(ConfigError, match=re.escape("anchor: Input should be 'none', 'single' or 'held'")):
         DebateArm({"anchor": "greedy"})

@@ -24,7 +24,7 @@ SHORT = [
     "reflection?rounds=2", "reflection?threshold=85", "reflection?threshold=90.5",
     "debate", CLASSIC, "debate?arbiter=vote", "debate?arbiter=llm&experts=4",
     "debate?temperature=0/0.7/0.7&rounds=2", "debate?rebuttal_temperature=opened", "debate?anchor=single",
-    "debate?rebuttal_temperature=0.9/0.7/0.7&temperature=0.1234567",
+    "debate?rebuttal_temperature=0.9/0.7/0.7&temperature=0.1234567", "debate?opening=solver",
 ]  # fmt: skip
 CODE = ["single", "best-of-k-tests?k=4", "reflection-tests", "reflection-tests?revision=continue", "debate",
         "debate?arbiter=rounds&rounds=3", "self-consistency?samples=debate&k=4"]  # fmt: skip
@@ -53,12 +53,12 @@ def test_the_canonical_spec_spells_every_default_so_the_classic_debate_never_rea
     suite = load_suite(str(sums))
     classic, default = canonical_spec(_built(CLASSIC, suite)), canonical_spec(_built("debate", suite))
     assert classic == (
-        "debate?anchor=none&arbiter=rounds&experts=3&peer_answers=shown&rebuttal_temperature=opened&rounds=2"
-        "&temperature=0.7"
+        "debate?anchor=none&arbiter=rounds&experts=3&opening=expert&peer_answers=shown&rebuttal_temperature=opened"
+        "&rounds=2&temperature=0.7"
     )
     assert default == (
-        "debate?anchor=held&arbiter=rounds&experts=3&peer_answers=hidden&rebuttal_temperature=0.7&rounds=3"
-        "&temperature=0/0.3/0.3"
+        "debate?anchor=held&arbiter=rounds&experts=3&opening=expert&peer_answers=hidden&rebuttal_temperature=0.7"
+        "&rounds=3&temperature=0/0.3/0.3"
     )
     # arbiter=auto is named as what it rules with: on code the program vote, whatever was given
     code = load_suite("humaneval[:2]")
@@ -67,6 +67,18 @@ def test_the_canonical_spec_spells_every_default_so_the_classic_debate_never_rea
     assert canonical_spec(_built("reflection-tests?rounds=3&revision=continue", code)) == (
         "reflection-tests?revision=continue&rounds=3"
     )
+
+
+def test_the_default_debate_opens_with_samples_of_the_single_call_on_a_closed_answer_set_only(sums, tmp_path):  # noqa: F811
+    closed = tmp_path / "closed.jsonl"
+    closed.write_text('{"input": "Is 4 even?", "answer": "Yes", "options": ["Yes", "No"]}\n')
+    on_options, on_numbers = _built("debate", load_suite(str(closed))), _built("debate", load_suite(str(sums)))
+    assert on_options.config.opening == "solver" and on_numbers.config.opening == "expert"
+    assert "opening=solver" in canonical_spec(on_options) and on_options.settings["opening"] == "solver"
+    assert "opening" not in on_numbers.settings  # the key every row had before openings were an option
+    # given, it is kept whatever the kind (the canonical spec of the other says so)
+    assert _built("debate?opening=expert", load_suite(str(closed))).config.opening == "expert"
+    assert _built("debate?opening=solver", load_suite(str(sums))).config.opening == "solver"
 
 
 def _run(opts: CompareOptions):
@@ -82,7 +94,7 @@ def test_rows_are_stored_under_their_canonical_spec_and_read_back_under_the_labe
     with sqlite3.connect(out / "results.sqlite3") as db:
         stored = {arm for (arm,) in db.execute("SELECT DISTINCT arm FROM rows")}
     assert stored == {canonical_spec(_built(a, comparison.suite)) for a in arms}
-    assert "debate?anchor=held&arbiter=rounds&experts=3&peer_answers=hidden" in " ".join(stored)
+    assert "debate?anchor=held&arbiter=rounds&experts=3&opening=expert&peer_answers=hidden" in " ".join(stored)
     # a rerun under the canonical spec finds the same rows (replays them, computes none new)
     again = _run(CompareOptions(suite=str(sums), arms=sorted(stored), models=[m.spec], out=out, rerun=True))
     assert again.replayed == again.computed == len(again.rows) == 12

@@ -122,10 +122,11 @@ class SelfConsistency:
         """This arm with ``k`` samples (``--k``, ``--compute-matched``), every other setting kept."""
         return type(self)(None, **{**self.config.model_dump(), "k": k})
 
-    def sample_seeds(self, base: int) -> list[int]:
-        """The seeds of this arm's samples (reports name arms that share samples)."""
+    def sample_draws(self, base: int) -> list[tuple[int, float]]:
+        """Each sample's (seed, temperature): two arms drawing the same pair with the single call's prompt draw the
+        same reply (reports name arms that share samples)."""
         first = base if self.config.samples == "debate" else base + SAMPLE_SEEDS
-        return list(range(first, first + self.config.k))
+        return [(seed, self.config.temperature) for seed in range(first, first + self.config.k)]
 
     def check(self, suite: Suite) -> None:
         """Runs on any suite: code is chosen on execution evidence, short answers by plurality."""

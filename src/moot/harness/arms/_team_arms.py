@@ -38,7 +38,7 @@ from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settin
 from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
 from moot.harness.arms._sampling import answer_from_draft, single_call
 from moot.harness.jobs._context import MAX_EXPERTS, RowContext
-from moot.harness.suites._items import AnswerFormat, CodeTask, Item, Suite
+from moot.harness.suites._items import AnswerFormat, AnswerKind, CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Position, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
 from moot.teams import CodeDebate, CodeDebateResult, Debate, DebateResult, Reflection, ReflectionResult, Revision
@@ -192,7 +192,7 @@ class DebateSettings(BaseModel):
     returns and the sampled experts must out-vote it; ``held`` also keeps that answer unchanged in every
     later round (expert 1 is asked nothing more); ``none``: every expert opens on its own."""
 
-    opening: Opening = "expert"
+    opening: Opening | None = by_answers("solver for a closed answer set, expert otherwise", "expert")
     """Short answers: how a sampled expert opens. ``expert``: the panel's expert prompt and position (reasoning,
     answer, key arguments, confidence); ``solver``: the very call the ``single`` arm makes, sampled at the
     expert's temperature and seed, its reasoning's last statements taken as key arguments (as the anchor's). Round
@@ -230,12 +230,15 @@ class DebateSettings(BaseModel):
                 raise ValueError(f"{field}: give one temperature, or one per expert ({self.experts}) separated by '/'")
         return self
 
-    def for_answers(self, answer_format: AnswerFormat) -> DebatePlan:
-        """What the arm runs on a suite of ``answer_format`` answers: every unset option at its default there.
+    def for_answers(self, kind: AnswerKind) -> DebatePlan:
+        """What the arm runs on a suite of ``kind`` answers: every unset option at its default there.
 
         Short answers (measured on chain_sum, docs/compare.md): the single answer held as expert 1, two experts
-        opening at 0.3 and rebutting at 0.7, arguments shown with their answers hidden, three rounds. Code: three
-        experts at 0.7, programs and test results shown, two rounds (HumanEval)."""
+        opening at 0.3 and rebutting at 0.7, arguments shown with their answers hidden, three rounds; on a closed
+        answer set the two open with samples of the single call (``opening=solver``: yes/no tuning slice,
+        docs/compare/tuning/README.md). Code: three experts at 0.7, programs and test results shown, two rounds
+        (HumanEval)."""
+        answer_format: AnswerFormat = "code" if kind == "code" else "short"
         short = answer_format == "short"
         anchor = self.anchor or ("held" if short else "none")
         temperature = self.temperature
@@ -253,7 +256,7 @@ class DebateSettings(BaseModel):
             arbiter=self.arbiter,
             temperature=temperature,
             anchor=anchor,
-            opening=self.opening,
+            opening=self.opening or _DEFAULT_OPENING[kind],
             peer_answers=self.peer_answers or ("hidden" if short else "shown"),
             rebuttal_temperature=rebuttal,
         )
@@ -299,6 +302,10 @@ def _nth(value: Temperatures, index: int) -> float:
     return value[index] if isinstance(value, tuple) else value
 
 
+_DEFAULT_OPENING: dict[AnswerKind, Opening] = {"options": "solver", "number": "expert", "text": "expert", "code": "expert"}
+"""How sampled experts open on each kind of answer, each what its tuning slice measured: on a closed answer set the
+panel's expert prompt left its positions below the single call's (docs/compare/tuning/README.md, yes/no)."""
+
 _AUTO_ARBITER: dict[AnswerFormat, str] = {"short": "rounds", "code": "vote"}
 """What ``arbiter=auto`` rules with on each kind of answer: the vote over every round (RoundsVote), and the program
 vote (every arbiter a code debate accepts is the program vote)."""
@@ -314,7 +321,7 @@ class DebateArm:
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.given = arm_settings(DebateSettings, self.name, options or {})
         self.answer_format: AnswerFormat = "short"
-        self.config = self.given.for_answers("short")
+        self.config = self.given.for_answers("text")
         """What the arm runs: ``check`` fills the defaults again for the suite's answers."""
 
     @property
@@ -345,7 +352,7 @@ class DebateArm:
 
     def check(self, suite: Suite) -> None:
         """Fill the unset options for the suite's answers, and refuse those its answers cannot use."""
-        self.config = self.given.for_answers(suite.answer_format)
+        self.config = self.given.for_answers(suite.answer_kind)
         self.answer_format = suite.answer_format
         if suite.answer_format != "code":
             return
@@ -375,9 +382,18 @@ class DebateArm:
                 "the same behaviour), not by an LLM; valid arbiter values for code: auto, rounds, vote"
             )
 
-    def sample_seeds(self, base: int) -> list[int]:
-        """The seeds the experts' first answers are drawn on (expert i on base + i - 1)."""
-        return list(range(base, base + self.config.experts))
+    def sample_draws(self, base: int) -> list[tuple[int, float]]:
+        """The (seed, temperature) of each first answer drawn as a sample of the single call (expert i on base +
+        i - 1): every expert's program on code, the sampled experts' openings with ``opening=solver``. A position
+        asked with the panel's prompt is no sample, and an anchor is single's own greedy call."""
+        if self.answer_format != "code" and self.config.opening != "solver":
+            return []
+        anchored = self.answer_format != "code" and self.config.anchor != "none"
+        return [
+            (base + i - 1, self.config.expert_temperature(i - 1))
+            for i in self._numbers()
+            if not (anchored and i == 1)
+        ]
 
     def _experts(self, ctx: RowContext, role: Role) -> list[RoleAgent]:
         """Each expert on its own seed: expert i samples exactly as self-consistency's sample i - 1 does."""

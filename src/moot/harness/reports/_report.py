@@ -518,20 +518,18 @@ def _held_out_selection(chosen: Selection, held: HeldOut) -> None:
     chosen.held_out_baseline = accuracy.get(chosen.baseline) if chosen.baseline is not None else None
 
 
-def _seeds(arm: object, base: int) -> set[int]:
-    seeds = getattr(arm, "sample_seeds", None)
-    return set(seeds(base)) if callable(seeds) else set()
+def _draws(arm: object, base: int) -> set[tuple[int, float]]:
+    draws = getattr(arm, "sample_draws", None)
+    return set(draws(base)) if callable(draws) else set()
 
 
 def shared_samples(comparison: Comparison, base: int) -> list[str]:
-    """Pairs of arms that draw the same samples: sampling arms on the same seeds, and on code (where a debate's
-    first answers are asked exactly as a sample is) a debate's experts on a sampling arm's seeds."""
-    code = comparison.suite.answer_format == "code"
+    """Pairs of arms that draw the same samples of the single call: the same seed at the same temperature (a
+    sampling arm's samples, a code debate's programs, a short-answer debate's ``opening=solver`` openings). A
+    temperature pinned by a model spec applies to both arms alike and is not seen here."""
     found = []
     for a, b in combinations(comparison.arms, 2):
-        if not code and "debate" in (a.arm.name, b.arm.name):
-            continue  # short-answer debaters are asked for a position, not a sample: never the same reply
-        same = _seeds(a.arm, base) & _seeds(b.arm, base)
+        same = sorted(seed for seed, _ in _draws(a.arm, base) & _draws(b.arm, base))
         if same:
-            found.append(f"{a.label} and {b.label} share {len(same)} samples (seeds {min(same)}-{max(same)})")
+            found.append(f"{a.label} and {b.label} share {len(same)} samples (seeds {same[0]}-{same[-1]})")
     return found

@@ -10,14 +10,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from moot.roles import NUMBER
+
 if TYPE_CHECKING:
     from moot.roles import Role, RoleAgent
     from moot.sandbox import SandboxRunner
 
-__all__ = ["AnswerFormat", "CodeTask", "Item", "Score", "ScoreContext", "Scorer", "Suite"]
+__all__ = ["AnswerFormat", "AnswerKind", "CodeTask", "Item", "Score", "ScoreContext", "Scorer", "Suite"]
 
 AnswerFormat = Literal["code", "short"]
 """``code``: the answer is a program (fenced block); ``short``: a short final answer (number, name, phrase)."""
+
+AnswerKind = Literal["code", "options", "number", "text"]
+"""What every item of a suite asks for, finer than :data:`AnswerFormat`: ``options`` a closed answer set (Yes/No,
+multiple choice), ``number`` a plain number (items held to ``moot.roles.NUMBER``), ``text`` any other short
+answer. An arm's defaults are chosen per kind, on tuning slices of that kind: what wins on arithmetic can lose on
+yes/no."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,17 @@ class Suite:
     items: Sequence[Item]
     answer_format: AnswerFormat = "short"
     description: str = ""
+
+    @property
+    def answer_kind(self) -> AnswerKind:
+        """The kind every item shares; a suite mixing kinds (some items with options, some without) is ``text``."""
+        if self.answer_format == "code":
+            return "code"
+        if self.items and all(i.options for i in self.items):
+            return "options"
+        if self.items and all(i.answer_pattern == NUMBER for i in self.items):
+            return "number"
+        return "text"
 
     @property
     def has_visible_tests(self) -> bool:
