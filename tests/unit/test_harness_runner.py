@@ -626,12 +626,13 @@ def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_
 
 
 def test_solver_openings_are_samples_a_self_consistency_arm_at_the_same_temperature_shares(tmp_path, sums, model):
-    arms = ["debate?opening=solver&temperature=0/0.7/0.7", "self-consistency?samples=debate&k=3", "debate?temperature=0.7"]
+    solver = "debate?opening=solver&temperature=0/0.7/0.7"
+    arms = [solver, "self-consistency?samples=debate&k=3", "debate?temperature=0.7"]
     comparison = run(options(sums, tmp_path / "out", model(), arms=arms))
     debate = comparison.arms[0].arm
     assert debate.sample_draws(0) == [(1, 0.7), (2, 0.7)]  # expert 1 is the anchor: single's greedy call
     assert build_report(comparison).shared_samples == [
-        "debate?opening=solver&temperature=0/0.7/0.7 and self-consistency?samples=debate&k=3 share 2 samples (seeds 1-2)"
+        f"{solver} and self-consistency?samples=debate&k=3 share 2 samples (seeds 1-2)"
     ]
 
 
@@ -864,7 +865,7 @@ def test_anchor_is_refused_for_code_and_left_out_of_the_key_when_off():
         DebateArm({"anchor": "single"}).check(load_suite("humaneval[:2]"))
     with pytest.raises(ConfigError, match=r"anchor=held is for short answers"):
         DebateArm({"anchor": "held"}).check(load_suite("humaneval[:2]"))
-    with pytest.raises(ConfigError, match=r"opening=solver is for short answers.*valid opening values for code: expert"):
+    with pytest.raises(ConfigError, match=r"opening=solver is for short answers.*opening values for code: expert"):
         DebateArm({"opening": "solver"}).check(load_suite("humaneval[:2]"))
     with pytest.raises(ConfigError, match=re.escape("anchor: Input should be 'none', 'single' or 'held'")):
         DebateArm({"anchor": "greedy"})

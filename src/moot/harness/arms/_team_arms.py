@@ -302,7 +302,12 @@ def _nth(value: Temperatures, index: int) -> float:
     return value[index] if isinstance(value, tuple) else value
 
 
-_DEFAULT_OPENING: dict[AnswerKind, Opening] = {"options": "solver", "number": "expert", "text": "expert", "code": "expert"}
+_DEFAULT_OPENING: dict[AnswerKind, Opening] = {
+    "options": "solver",
+    "number": "expert",
+    "text": "expert",
+    "code": "expert",
+}
 """How sampled experts open on each kind of answer, each what its tuning slice measured: on a closed answer set the
 panel's expert prompt left its positions below the single call's (docs/compare/tuning/README.md, yes/no)."""
 
@@ -390,9 +395,7 @@ class DebateArm:
             return []
         anchored = self.answer_format != "code" and self.config.anchor != "none"
         return [
-            (base + i - 1, self.config.expert_temperature(i - 1))
-            for i in self._numbers()
-            if not (anchored and i == 1)
+            (base + i - 1, self.config.expert_temperature(i - 1)) for i in self._numbers() if not (anchored and i == 1)
         ]
 
     def _experts(self, ctx: RowContext, role: Role) -> list[RoleAgent]:
