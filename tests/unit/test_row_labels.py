@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.errors import ConfigError
-from moot.harness import CompareOptions, run_comparison
+from moot.harness import CompareOptions, build_report, run_comparison, write_report
 from moot.harness.arms._arm import build_arm, canonical_spec
 from moot.harness.jobs._provenance import UNKNOWN_MODEL, answered_by, model_identity, models_answering
 from moot.harness.jobs._results import ResultStore, arm_key
@@ -118,6 +118,15 @@ def test_each_row_records_the_model_that_answered_and_a_replay_keeps_the_paid_on
     replay = _run(CompareOptions(suite=str(sums), arms=["single"], models=[m.spec], out=out, rerun=True))
     assert replay.replayed == 4
     assert {answered_by(r.model_identity) for r in replay.rows} == {"local other (sha256 0123)"}
+    # the report says what answered each row, read from the rows, beside the model the command names now
+    with sqlite3.connect(out / "results.sqlite3") as db:  # one row from before identities were recorded
+        db.execute("UPDATE rows SET model_identity = NULL WHERE item = 'q0'")
+    report = build_report(_run(CompareOptions(suite=str(sums), arms=["single"], models=[m.spec], out=out,
+                                              report_only=True)))  # fmt: skip
+    assert report.provenance.answered_by == {"local other (sha256 0123)": 3, UNKNOWN_MODEL: 1}
+    text = write_report(report, tmp_path / "report").markdown.read_text()
+    assert f"Rows answered by: local other (sha256 0123) (3 rows), {UNKNOWN_MODEL} (1 rows)." in text
+    assert f"Models named now: base: {identity}." in text
 
 
 def test_a_results_file_from_before_the_column_reads_as_unknown_and_is_migrated(sums, tmp_path, model):  # noqa: F811

@@ -272,6 +272,7 @@ def _provenance(report: Report) -> list[Block]:
         codes += f"; reproduced from the cache, same answers and scores, at {replays}"
     machines = ", ".join(f"{m} ({n} rows)" for m, n in origin.machines.items())
     models = "; ".join(f"{role}: {identity}" for role, identity in origin.models.items())
+    answered = ", ".join(f"{identity} ({n} rows)" for identity, n in origin.answered_by.items()) or "–"
     blocks: list[Block] = []
     if origin.mixed:
         blocks.append(
@@ -286,7 +287,7 @@ def _provenance(report: Report) -> list[Block]:
         Note(
             "Provenance",
             f"moot {origin.moot_version}; rows computed at {codes or 'none'}, on {machines or '–'}, from {span}; "
-            f"report built at {origin.commit}. Models: {models}.",
+            f"report built at {origin.commit}. Rows answered by: {answered}. Models named now: {models}.",
         )
     )
     return blocks

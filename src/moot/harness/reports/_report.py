@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from moot.harness.jobs._provenance import code_version, model_identity, moot_version
+from moot.harness.jobs._provenance import code_version, model_identity, models_answering, moot_version
 from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import Comparison
 from moot.harness.reports._row_metrics import RowMetrics, TeamMetrics
@@ -137,7 +137,11 @@ class Provenance(BaseModel):
     machines: dict[str, int]
     """Rows per machine they were computed on."""
     models: dict[str, str]
-    """Per model role, what identifies the model: the weights' hash, or the endpoint and model name."""
+    """Per model role, what identifies the model the comparison names now: the weights' hash, or the endpoint and
+    model name (what new rows would be computed with)."""
+    answered_by: dict[str, int] = {}
+    """Rows per model that answered them, read from each row's own ``model_identity`` (rows from before it was
+    recorded count as unknown): what the figures came from, whatever the report's code would load today."""
     first_row: str | None
     last_row: str | None
     """When the earliest and latest rows finished (UTC)."""
@@ -372,6 +376,7 @@ def provenance(comparison: Comparison) -> Provenance:
         commits=_count([r.metrics.get("replayed_at") or r.code_version for r in rows]),
         machines=_count([r.machine for r in rows]),
         models={role: model_identity(spec) for role, spec in roles.items() if isinstance(spec, ModelSpec)},
+        answered_by=models_answering(r.model_identity for r in rows),
         first_row=finished[0] if finished else None,
         last_row=finished[-1] if finished else None,
     )
