@@ -189,7 +189,6 @@ def test_help_names_the_ray_extra_and_the_exit_codes():
         (["--arms", "debate,self-consistency", "--compute-matched", "--k", "3"], "moot: error: --k and --compute-ma"),
         (["--report-only", "--rerun"], "moot: error: --report-only runs nothing and --rerun recomputes every row"),
         (["--report-only"], "moot: error: --report-only: {tmp}/out holds no results yet (results.sqlite3 is missing)"),
-        (["--report-only", "--purpose", "tuning"], "moot: error: --purpose is recorded when rows run; --report-only"),
         (["--purpose", "publishing"], "moot: error: bad option purpose: Input should be 'tuning' or 'evaluation'"),
     ],
 )
@@ -416,6 +415,30 @@ def test_a_folder_states_its_purpose_and_refuses_rows_of_the_other_one(tmp_path)
     fresh = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(tmp_path / "eval"))
     assert fresh.exit_code == 0 and "Tuning run" not in fresh.output and "Purpose unstated" not in fresh.output
     assert json.loads((tmp_path / "eval" / "summary.json").read_text())["purpose"] == "evaluation"
+
+
+def test_report_only_states_the_purpose_of_a_folder_from_before_purposes_and_no_other(tmp_path):
+    import sqlite3
+
+    suite = write_sums(tmp_path / "s.jsonl", 2)
+    out = tmp_path / "out"
+    assert invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out)).exit_code == 0
+    with sqlite3.connect(out / "results.sqlite3") as db:  # as written before purposes were recorded
+        db.execute("DELETE FROM meta WHERE key = 'purpose'")
+    stated = invoke(str(suite), "-m", "scripted:deterministic", "--arms", "single", "--out", str(out),
+                    "--report-only", "--purpose", "tuning")  # fmt: skip
+    assert stated.exit_code == 0, stated.output
+    assert json.loads((out / "summary.json").read_text())["purpose"] == "tuning"
+    with sqlite3.connect(out / "results.sqlite3") as db:
+        rows = db.execute("SELECT item, score FROM rows ORDER BY item").fetchall()
+    other = ["--arms", "single", "--out", str(out), "--report-only", "--purpose", "evaluation"]
+    refused(
+        invoke(str(suite), "-m", "scripted:deterministic", *other),
+        f"moot: error: {out} holds a tuning run, so --purpose evaluation cannot add to it",
+    )
+    with sqlite3.connect(out / "results.sqlite3") as db:
+        assert db.execute("SELECT item, score FROM rows ORDER BY item").fetchall() == rows
+        assert db.execute("SELECT value FROM meta WHERE key = 'purpose'").fetchall() == [("tuning",)]
 
 
 def test_report_only_rebuilds_the_report_from_the_stored_rows_alone(tmp_path):

@@ -238,7 +238,7 @@ def compare(
             "--purpose",
             help="What the --out folder's rows are for: tuning (choosing a protocol; its report says its figures "
             "are not for publishing) or evaluation (the default for a new folder). Recorded in results.sqlite3; "
-            "a folder keeps one purpose.",
+            "a folder keeps one purpose (with --report-only: states it for a folder from before purposes).",
         ),
     ] = None,
     tuned_on: Annotated[

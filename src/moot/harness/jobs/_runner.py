@@ -273,7 +273,7 @@ class PreparedComparison:
         try:
             # (a report only reads: nothing can be written, even by a file whose schema would try; a rescore and
             # a statement of the items tuned on write)
-            writes = options.rescore or bool(options.tuned_on)
+            writes = options.rescore or bool(options.tuned_on) or options.purpose is not None
             self.store = ResultStore(options.out / RESULTS_FILE, read_only=options.report_only and not writes)
         except ConfigError:
             self.executor.close()
@@ -295,6 +295,8 @@ class PreparedComparison:
                 f"--report-only: {options.out} holds no finished row of {options.suite} with these arms; "
                 "run the comparison first (the same command without --report-only)"
             )
+        if options.report_only and options.purpose is not None:  # a statement about the folder, not a row
+            self.store.record_purpose(options.purpose)  # (refused before writing if the folder states another)
         if options.tuned_on:  # (last: input refused above leaves the recorded list as it was)
             self.store.record_tuned_on(options.tuned_on)
 
@@ -508,8 +510,6 @@ def _check_flags(options: CompareOptions) -> None:
         raise ConfigError("--report-only runs nothing and --rerun recomputes every row; give one of them")
     if options.cache_only and not options.use_cache:
         raise ConfigError("--cache-only answers every call from the cache and --no-cache uses none; give one of them")
-    if options.report_only and options.purpose is not None:
-        raise ConfigError("--purpose is recorded when rows run; --report-only reports the folder's own: drop --purpose")
     if options.cache_only and options.report_only:
         raise ConfigError("--report-only runs nothing, so --cache-only has no call to answer; give one of them")
     if options.report_only and not (options.out / RESULTS_FILE).is_file():

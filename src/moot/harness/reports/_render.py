@@ -13,6 +13,7 @@ from moot.display import fitted_table
 from moot.display.blocks import Block, Bullets, Heading, Image, Note, Paragraph, to_html, to_markdown
 from moot.display.blocks import Table as BlockTable
 from moot.harness.jobs._runner import Comparison
+from moot.harness.reports._evidence import KindEvidence
 from moot.harness.reports._report import (
     ROUNDED_ARMS,
     ArmSummary,
@@ -329,6 +330,16 @@ def _selection_note(chosen: Selection) -> Note:
     return Note("Selection", text, alert=True)
 
 
+_KIND_NAMES = {"code": "code", "options": "a closed answer set", "number": "numbers", "text": "other short answers"}
+
+
+def _evidence_note(kind: str, evidence: KindEvidence) -> Note:
+    """Before any figure: what moot's own measurements found on this kind of answer, and the arm they support."""
+    supported = f"the evidence supports {evidence.supported}" if evidence.supported else "no arm beat single there"
+    where = "" if evidence.source == "none" else f" (rows: {evidence.source})"
+    return Note(f"Evidence on {_KIND_NAMES.get(kind, kind)}", f"{evidence.measured} So {supported}{where}.")
+
+
 def _top(report: Report) -> list[Block]:
     """What a reader must know before any figure: a tuning run's figures are for choosing, an arm chosen among
     variants on these items is optimistic, and how the scores are read."""
@@ -340,6 +351,8 @@ def _top(report: Report) -> list[Block]:
                                                "read its figures as possibly tuned on these items."))  # fmt: skip
     blocks.extend(_held_out_note(report))
     blocks.extend(_selection_note(chosen) for chosen in report.selections)
+    if report.evidence is not None:
+        blocks.append(_evidence_note(report.answer_kind, report.evidence))
     if report.exact_first:
         blocks.append(Paragraph(EXACT_FIRST))
     elif report.binary:

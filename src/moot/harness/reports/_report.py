@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from moot.harness.jobs._provenance import code_version, model_identity, models_answering, moot_version
 from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import Comparison
+from moot.harness.reports._evidence import KindEvidence, evidence_for
 from moot.harness.reports._row_metrics import RowMetrics, TeamMetrics
 from moot.harness.reports._selection import FolderFacts, Selection, folder_facts
 from moot.harness.reports._stats import accuracy_interval, compare_paired, exact_match, holm, is_binary
@@ -177,6 +178,11 @@ class Report(BaseModel):
     exact_first: bool = False
     """Some score is strictly between 0 and 1 (partial credit): every figure counts exact matches (score = 1) and
     tests right/wrong exactly; the graded figures are in each summary's ``graded``."""
+    answer_kind: str = "text"
+    """What every item asks for (``moot.harness.AnswerKind``): code, options, number or text."""
+    evidence: KindEvidence | None = None
+    """What moot's own measurements on items that decided nothing found for this kind of answer, and the arm they
+    support (``evidence.yaml``)."""
     purpose: str = "unstated"
     """What the results folder is for: ``tuning`` (figures for choosing), ``evaluation``, or ``unstated``."""
     selections: list[Selection] = []
@@ -470,6 +476,8 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
         pairs=pairs,
         binary=binary and not exact_first,
         exact_first=exact_first,
+        answer_kind=comparison.suite.answer_kind,
+        evidence=evidence_for(comparison.suite.answer_kind),
         purpose=facts.purpose,
         selections=facts.selections,
         held_out=held_out,
