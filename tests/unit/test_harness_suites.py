@@ -234,6 +234,23 @@ def test_a_gym_suite_takes_a_closed_answer_set_and_every_answer_must_be_in_it():
         load_suite("reasoning-gym:syllogism?n=2&options=Yes")
 
 
+def test_a_suite_file_under_the_working_directory_is_keyed_by_its_relative_path(tmp_path, monkeypatch):
+    """A results folder committed beside its suite file finds its rows in a clone at any other path."""
+    keys = []
+    for clone in ("a", "b"):
+        root = tmp_path / clone
+        (root / "suites").mkdir(parents=True)
+        _jsonl(root / "suites", {"input": "2 + 2?", "answer": "4"})
+        monkeypatch.chdir(root)
+        keys.append(load_suite("suites/suite.jsonl?options=4,5").key)
+    assert keys == ["file:suites/suite.jsonl?options=4,5"] * 2
+    monkeypatch.chdir(tmp_path / "a" / "suites")  # outside the file's folder tree: the absolute path
+    assert (
+        load_suite(str(tmp_path / "b" / "suites" / "suite.jsonl")).key
+        == f"file:{tmp_path / 'b' / 'suites' / 'suite.jsonl'}"
+    )
+
+
 def test_a_suite_s_answer_kind_is_what_every_item_asks_for(tmp_path):
     pytest.importorskip("reasoning_gym")
     assert load_suite("reasoning-gym:chain_sum?n=3&seed=1").answer_kind == "number"

@@ -279,6 +279,17 @@ def _spec_defaults(parts: SpecParts, label: str) -> dict[str, Any]:
     return defaults
 
 
+def _portable(path: Path) -> str:
+    """The file as the suite key names it: relative to the working directory when it lies under it, so a results
+    folder committed beside its suite file (``docs/compare/suites/yes-no.jsonl``) finds its rows in any clone, at
+    any path; an absolute path otherwise. (A key that changes only costs a recompute from the call cache.)"""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(resolved)
+
+
 def file_suite(path: Path, parts: SpecParts, label: str) -> Suite:
     overrides = _spec_defaults(parts, label)
     rows, defaults = _read(path)
@@ -295,7 +306,7 @@ def file_suite(path: Path, parts: SpecParts, label: str) -> Suite:
         raise ConfigError(f"{path}: mixes code items (with 'tests') and short-answer items; use one kind per file")
     option_key = "".join(f"&{k}={v}" for k, v in sorted(overrides.items()))
     return Suite(
-        key=f"file:{path.resolve()}{'?' + option_key[1:] if option_key else ''}",
+        key=f"file:{_portable(path)}{'?' + option_key[1:] if option_key else ''}",
         label=label,
         items=tuple(chosen),
         answer_format="code" if coded == {True} else "short",
