@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from moot.harness._cli import compare, default_out
+from moot.harness._cli import arms_help, compare, default_out
 from moot.harness.suites._files import MAX_ITEM_BYTES
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
 from tests.unprivileged import run_moot
@@ -179,6 +179,21 @@ def test_help_names_the_ray_extra_and_the_exit_codes():
     assert "Exit codes: 0 finished; 1 failed; 2 bad input (nothing run or written); 3 partial" in text
     # compare goes on by running the same command again, not by moot resume (which takes a run id)
     assert "run the same command again with the same --out" in text and "moot resume" not in text
+
+
+def test_arms_help_lists_every_registered_arm_and_every_debate_arbiter(monkeypatch):
+    from moot.cli import app
+    from moot.harness.arms import _arm
+    from moot.harness.arms._sampling import Single
+    from moot.harness.arms._team_arms import DebateSettings
+
+    text = " ".join(CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "400"}).stdout.split())
+    for name in _arm.known_arms():  # best-of-k-tests and reflection-tests too
+        assert f" {name}," in text
+    assert "arbiter=auto|rounds|vote|llm" in text
+    assert DebateSettings().arbiter == "auto"  # the default the help explains
+    monkeypatch.setitem(_arm._ARMS, "my-arm", Single)  # an arm registered from code shows with no edit here
+    assert " debate, my-arm, reflection," in arms_help()
 
 
 @pytest.mark.parametrize(

@@ -88,11 +88,49 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+def _is_type_checking(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+def _placed(body: list[ast.stmt], where: str) -> Iterator[tuple[ast.stmt, str]]:
+    """Each statement of ``body`` and below with where it stands: ``module``, ``type-checking`` or ``function``."""
+    for node in body:
+        yield node, where
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield from _placed(node.body, "function")
+        elif _is_type_checking(node):
+            assert isinstance(node, ast.If)
+            yield from _placed(node.body, "type-checking")
+            yield from _placed(node.orelse, where)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                yield from _placed([n for n in getattr(node, field, []) if isinstance(n, ast.stmt)], where)
+
+
+def _placements(module: str, target: str) -> set[str]:
+    """Where the import statements of ``module`` that load ``target`` stand (read apart from ``_imports``)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return {
+        where
+        for node, where in _placed(tree.body, "module")
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and target in _imported(node)
+    }
+
+
+ANCHORS = {
+    ("moot.sandbox._cancel", "moot.sandbox._runner"): "type-checking",
+    ("moot.tracing._tracer", "moot.store"): "function",
+    ("moot.cli", "moot.harness._cli"): "module",
+}
+"""One import standing only in each place an import can stand, so the graph has each edge for that reason."""
+
+
 def test_the_graph_sees_imports_in_functions_and_under_type_checking():
     edges = set(_edges())
-    assert ("moot.tracing._tracer", "moot.store") in edges  # under ``if TYPE_CHECKING:``
-    assert ("moot.teams._base", "moot.store") in edges  # inside a method
-    assert ("moot.cli", "moot.harness._cli") in edges  # at module level
+    for (source, target), where in ANCHORS.items():
+        placements = _placements(source, target)
+        assert placements == {where}, f"{source} -> {target} stands {sorted(placements)}: pick another anchor"
+        assert (source, target) in edges, f"the graph misses an import that stands {where}: {source} -> {target}"
 
 
 def test_no_unit_imports_itself_back():

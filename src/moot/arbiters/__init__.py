@@ -6,7 +6,7 @@ first, never to how an answer is spelled (RoundsVote prefers the first-round vot
 
 from moot.arbiters._answers import agreement, modal_answer, normalise_answer
 from moot.arbiters._arbiter_files import VOTES, ArbiterSpec, known_arbiters, load_arbiter
-from moot.arbiters._majority import MajorityVote, majority_answer, majority_tally
+from moot.arbiters._majority import MajorityVote, majority_tally
 from moot.arbiters._programs import UNOBSERVED, Candidate, Evidence, ProgramRuling, ProgramVote, same_behaviour
 from moot.arbiters._protocol import Arbiter, RoundsArbiter, VoteArbiter
 from moot.arbiters._rounds_vote import RoundsVote
@@ -35,7 +35,6 @@ __all__ = [
     "agreement",
     "known_arbiters",
     "load_arbiter",
-    "majority_answer",
     "majority_tally",
     "modal_answer",
     "normalise_answer",

@@ -7,19 +7,13 @@ from collections.abc import Sequence
 from moot.arbiters._tally import Tally, count_votes, vote_verdict
 from moot.roles import Position, Verdict
 
-__all__ = ["MajorityVote", "majority_answer", "majority_tally"]
+__all__ = ["MajorityVote", "majority_tally"]
 
 
 def majority_tally(positions: Sequence[tuple[str, Position]]) -> Tally:
     """One vote per position (normalised answers); a tie goes to the tied answer held by the expert listed first.
     The one rule both the vote and a debate's first-round vote use."""
     return count_votes(positions, lambda _: 1.0)
-
-
-def majority_answer(positions: Sequence[tuple[str, Position]]) -> tuple[str, int]:
-    """The answer most positions hold (normalised) and its count, ties as :func:`majority_tally`."""
-    tally = majority_tally(positions)
-    return tally.winner, int(tally.top)
 
 
 class MajorityVote:

@@ -21,7 +21,6 @@ __all__ = [
     "argument_error",
     "checked_choice",
     "checked_count",
-    "checked_flag",
     "checked_mapping",
     "checked_number",
     "checked_optional_text",
@@ -73,12 +72,6 @@ def checked_number(value: object, where: str, argument: str, least: float, most:
     if isinstance(value, bool) or not isinstance(value, int | float) or not least <= value <= most:
         raise argument_error(where, argument, f"a number from {least} to {most}", value)
     return float(value)
-
-
-def checked_flag(value: object, where: str, argument: str) -> bool:
-    if not isinstance(value, bool):
-        raise argument_error(where, argument, "True or False", value)
-    return value
 
 
 def checked_choice(value: object, where: str, argument: str, choices: Collection[str]) -> str:

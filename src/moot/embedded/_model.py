@@ -74,10 +74,6 @@ class EngineStats:
     per_call: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=256))
     """The latest calls' prompt, cached and completion tokens and seconds (bounded: a process may run for days)."""
 
-    @property
-    def cached_share(self) -> float:
-        return self.cached_prompt_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
-
 
 class EmbeddedEngine:
     """A llama.cpp model with a prompt-state cache and fast constrained decoding; calls are serialised."""

@@ -13,7 +13,7 @@ import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, get_args
 
 import typer
 from pydantic import ValidationError
@@ -33,6 +33,8 @@ from rich.text import Text
 from moot._exit_codes import INTERRUPTED, PARTIAL, Interrupted, refuse, run_until_signal
 from moot.boundary import TerminalConsole
 from moot.errors import ConfigError
+from moot.harness.arms._arm import known_arms
+from moot.harness.arms._team_arms import DebateSettings
 from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import (
     RESULTS_FILE,
@@ -42,8 +44,8 @@ from moot.harness.jobs._runner import (
     prepare_comparison,
 )
 from moot.harness.reports._render import report_renderables
-from moot.harness.reports._report import build_report
-from moot.harness.reports._write import write_report
+from moot.harness.reports._report import Report, build_report
+from moot.harness.reports._write import ReportFiles, write_report
 from moot.harness.suites._suites import SUITE_FORMS
 
 __all__ = ["compare"]
@@ -173,124 +175,164 @@ async def _run(runner: PreparedComparison) -> Comparison:
         runner.close()
 
 
+def arms_help() -> str:
+    """``--arms``'s help: every arm in the registry (a new arm shows by itself) and the debate's arbiters, read from
+    its settings, so the help names no arm or arbiter value the code lacks nor leaves one out."""
+    arbiters = "|".join(get_args(DebateSettings.model_fields["arbiter"].annotation))
+    return escape(
+        f"Comma-separated arms, each NAME[?key=value&...]; NAME one of {', '.join(known_arms())}, or one registered "
+        f"in code. E.g. self-consistency[?k=N], debate[?experts=N&rounds=N&arbiter={arbiters}] (auto: a vote over "
+        "every round for short answers, the program vote for code)."
+    )
+
+
+SuiteArgument = Annotated[str, typer.Argument(help=escape(f"The items to run. Forms: {SUITE_FORMS}"))]
+ArmsOption = Annotated[str, typer.Option("--arms", "-a", help=arms_help())]
+ModelOption = Annotated[
+    list[str],
+    typer.Option(
+        "--model",
+        "-m",
+        help="Model SPEC for every role, or ROLE=SPEC (generator, critic, expert, "
+        "expert_N, arbiter, judge), e.g. local, judge=openai:gpt-4o-mini, or scripted:deterministic "
+        "(a free built-in test model, for a dry run of the suite)",
+    ),
+]
+ConcurrencyOption = Annotated[
+    int, typer.Option("--concurrency", "-j", help="Model calls in flight per endpoint (1 to 64).")
+]
+OutOption = Annotated[
+    Path | None,
+    typer.Option("--out", "-o", help="Output directory (results, cache, report); default moot-compare/<suite>."),
+]
+KOption = Annotated[int | None, typer.Option("--k", help="Self-consistency samples per item (1 to 64).")]
+ComputeMatchedOption = Annotated[
+    bool,
+    typer.Option(
+        "--compute-matched",
+        help="Size the sampling arms' k to the mean model calls per item of the (first listed) debate arm.",
+    ),
+]
+CacheOption = Annotated[Path | None, typer.Option("--cache", help="Call cache directory; default OUT/cache.")]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Call the models every time.")]
+RerunOption = Annotated[
+    bool, typer.Option("--rerun", help="Recompute finished rows too (a replay, through the cache).")
+]
+CacheOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        "--cache-only",
+        help="Call no model (none is loaded): every call comes from the cache, and a row the cache cannot "
+        "answer is left as it was. With --rerun: check that the report replays with zero billed calls.",
+    ),
+]
+ReportOnlyOption = Annotated[bool, typer.Option("--report-only", help="Run nothing: report the rows finished so far.")]
+RescoreOption = Annotated[
+    bool,
+    typer.Option("--rescore", help="With --report-only: score every finished row's stored answer again first."),
+]
+SeedOption = Annotated[int, typer.Option("--seed", help="Base seed for sampling and resampling.")]
+PurposeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--purpose",
+        help="What the --out folder's rows are for: tuning (choosing a protocol; its report says its figures "
+        "are not for publishing) or evaluation (the default for a new folder). Recorded in results.sqlite3; "
+        "a folder keeps one purpose (with --report-only: states it for a folder from before purposes).",
+    ),
+]
+TunedOnOption = Annotated[
+    list[str],
+    typer.Option(
+        "--tuned-on",
+        help=escape(
+            "Items of this suite that decided a protocol choice made elsewhere, as a suite spec (e.g. "
+            "humaneval[:50]); repeatable. Recorded in results.sqlite3 (replacing the folder's list; also with "
+            "--report-only), and the report gives every figure again on the items outside them."
+        ),
+    ),
+]
+ExecutorOption = Annotated[
+    str,
+    typer.Option(
+        "--executor", help=escape("Where jobs run: local (this process) or ray (Ray tasks; needs the [ray] extra).")
+    ),
+]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option("--ray-address", help="Ray cluster to join (auto, ray://HOST:10001); default: a local one."),
+]
+RayCpusOption = Annotated[
+    float,
+    typer.Option("--ray-cpus-per-job", help="CPUs Ray reserves per job; below 1 for models served elsewhere."),
+]
+
+
 def compare(
-    suite: Annotated[str, typer.Argument(help=escape(f"The items to run. Forms: {SUITE_FORMS}"))],
-    arms: Annotated[
-        str,
-        typer.Option(
-            "--arms",
-            "-a",
-            help=escape(
-                "Comma-separated arms: single, self-consistency[?k=N], reflection, "
-                "reflection-tests, debate[?experts=N&rounds=N&arbiter=vote|llm], or ones registered in code."
-            ),
-        ),
-    ] = "single,reflection,debate,self-consistency",
-    model: Annotated[
-        list[str],
-        typer.Option(
-            "--model",
-            "-m",
-            help="Model SPEC for every role, or ROLE=SPEC (generator, critic, expert, "
-            "expert_N, arbiter, judge), e.g. local, judge=openai:gpt-4o-mini, or scripted:deterministic "
-            "(a free built-in test model, for a dry run of the suite)",
-        ),
-    ] = [],  # noqa: B006 - typer reads the default
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", help="Model calls in flight per endpoint (1 to 64).")
-    ] = 1,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="Output directory (results, cache, report); default moot-compare/<suite>."),
-    ] = None,
-    k: Annotated[int | None, typer.Option("--k", help="Self-consistency samples per item (1 to 64).")] = None,
-    compute_matched: Annotated[
-        bool,
-        typer.Option(
-            "--compute-matched",
-            help="Size the sampling arms' k to the mean model calls per item of the (first listed) debate arm.",
-        ),
-    ] = False,
-    cache: Annotated[Path | None, typer.Option("--cache", help="Call cache directory; default OUT/cache.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the models every time.")] = False,
-    rerun: Annotated[
-        bool, typer.Option("--rerun", help="Recompute finished rows too (a replay, through the cache).")
-    ] = False,
-    cache_only: Annotated[
-        bool,
-        typer.Option(
-            "--cache-only",
-            help="Call no model (none is loaded): every call comes from the cache, and a row the cache cannot "
-            "answer is left as it was. With --rerun: check that the report replays with zero billed calls.",
-        ),
-    ] = False,
-    report_only: Annotated[
-        bool, typer.Option("--report-only", help="Run nothing: report the rows finished so far.")
-    ] = False,
-    rescore: Annotated[
-        bool,
-        typer.Option("--rescore", help="With --report-only: score every finished row's stored answer again first."),
-    ] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Base seed for sampling and resampling.")] = 0,
-    purpose: Annotated[
-        str | None,
-        typer.Option(
-            "--purpose",
-            help="What the --out folder's rows are for: tuning (choosing a protocol; its report says its figures "
-            "are not for publishing) or evaluation (the default for a new folder). Recorded in results.sqlite3; "
-            "a folder keeps one purpose (with --report-only: states it for a folder from before purposes).",
-        ),
-    ] = None,
-    tuned_on: Annotated[
-        list[str],
-        typer.Option(
-            "--tuned-on",
-            help=escape(
-                "Items of this suite that decided a protocol choice made elsewhere, as a suite spec (e.g. "
-                "humaneval[:50]); repeatable. Recorded in results.sqlite3 (replacing the folder's list; also with "
-                "--report-only), and the report gives every figure again on the items outside them."
-            ),
-        ),
-    ] = [],  # noqa: B006 - typer reads the default
-    executor: Annotated[
-        str,
-        typer.Option(
-            "--executor", help=escape("Where jobs run: local (this process) or ray (Ray tasks; needs the [ray] extra).")
-        ),
-    ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option("--ray-address", help="Ray cluster to join (auto, ray://HOST:10001); default: a local one."),
-    ] = None,
-    ray_cpus_per_job: Annotated[
-        float,
-        typer.Option("--ray-cpus-per-job", help="CPUs Ray reserves per job; below 1 for models served elsewhere."),
-    ] = 1.0,
+    suite: SuiteArgument,
+    arms: ArmsOption = "single,reflection,debate,self-consistency",
+    model: ModelOption = [],  # noqa: B006 - typer reads the default
+    concurrency: ConcurrencyOption = 1,
+    out: OutOption = None,
+    k: KOption = None,
+    compute_matched: ComputeMatchedOption = False,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
+    rerun: RerunOption = False,
+    cache_only: CacheOnlyOption = False,
+    report_only: ReportOnlyOption = False,
+    rescore: RescoreOption = False,
+    seed: SeedOption = 0,
+    purpose: PurposeOption = None,
+    tuned_on: TunedOnOption = [],  # noqa: B006 - typer reads the default
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    ray_cpus_per_job: RayCpusOption = 1.0,
 ) -> None:
     """Compare arms (debate, self-consistency, critics) on a suite: accuracy, cost, and whether it is significant."""
+    given = dict(locals())  # the parameters by name: CompareOptions spells all but four the same
+    runner, comparison = _compute(given)
+    files = _write(comparison, runner)
+    _say_outcome(comparison, runner.options, files)
+
+
+def _options(given: Mapping[str, Any]) -> CompareOptions:
+    """The command line's values as ``CompareOptions`` (pydantic refuses a bad one)."""
+    arms = [a.strip() for a in given["arms"].split(",") if a.strip()]
+    renamed = {"arms": arms, "models": given["model"], "out": given["out"] or default_out(given["suite"])}
+    kept = {name: value for name, value in given.items() if name not in ("arms", "model", "out", "no_cache")}
+    return CompareOptions(**kept, **renamed, use_cache=not given["no_cache"])
+
+
+def _compute(given: Mapping[str, Any]) -> tuple[PreparedComparison, Comparison]:
+    """Refuse bad input in one line before any output, then run the rows; Ctrl-C or SIGTERM says what is saved."""
     runner: PreparedComparison | None = None
     try:
-        options = CompareOptions(
-            suite=suite, arms=[a.strip() for a in arms.split(",") if a.strip()], models=model, concurrency=concurrency,
-            out=out or default_out(suite), k=k, compute_matched=compute_matched, cache=cache, use_cache=not no_cache,
-            rerun=rerun, cache_only=cache_only, report_only=report_only, rescore=rescore, seed=seed, executor=executor,
-            ray_address=ray_address, ray_cpus_per_job=ray_cpus_per_job, purpose=purpose, tuned_on=tuned_on,
-        )  # fmt: skip
-        runner = prepare_comparison(options)  # all bad input is refused here, before any output
-        comparison = run_until_signal(_run(runner))
+        runner = prepare_comparison(_options(given))  # all bad input is refused here, before any output
+        return runner, run_until_signal(_run(runner))
     except (ConfigError, ValidationError) as exc:
         raise refuse(str(exc) if isinstance(exc, ConfigError) else _one_line(exc)) from None
     except KeyboardInterrupt:  # Ctrl-C before the rows started (while the suite or the models loaded)
         raise _stopped(Interrupted(INTERRUPTED, "Ctrl-C"), runner) from None
     except Interrupted as stop:
         raise _stopped(stop, runner) from None
+
+
+def _write(comparison: Comparison, runner: PreparedComparison) -> tuple[Report, ReportFiles]:
+    """The report on the rows, written to the output folder."""
+    options = runner.options
     try:  # every row is saved by now: a Ctrl-C while the report is written says so, as during the rows
-        report = build_report(comparison, seed=seed)
-        files = write_report(report, options.out)
+        report = build_report(comparison, seed=options.seed)
+        return report, write_report(report, options.out)
     except ConfigError as exc:  # the folder changed under the report (another process wrote a bad value)
         raise refuse(str(exc)) from None
     except KeyboardInterrupt:
         raise _stopped(Interrupted(INTERRUPTED, "Ctrl-C"), runner) from None
+
+
+def _say_outcome(comparison: Comparison, options: CompareOptions, written: tuple[Report, ReportFiles]) -> None:
+    """The report on the terminal, where its files are, and what is left to do (exit 3 when rows are missing)."""
+    report, files = written
     for shown in report_renderables(report, out_console.width):
         out_console.print(shown, soft_wrap=isinstance(shown, Text))  # a note stays one line in a log
     out_console.print(f"report: {files.markdown}  {files.html}  plot: {files.plot}  results: {comparison.results_path}")

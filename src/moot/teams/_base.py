@@ -1,8 +1,10 @@
 """MootTeam: the AutoGen ``Team`` contract shared by every moot topology.
 
-A topology only writes ``_turns()``: an async generator that performs one
-agent turn at a time and yields the messages it produced. This base owns
-everything around it: task intake, the run's records and checkpoints, state
+A topology writes ``_turns()`` (an async generator that performs one agent
+turn at a time and yields the messages it produced), ``_result()``,
+``_agents()`` and its ``_state_type``, and overrides the optional hooks below
+where it differs (docs/architecture.md, "What a topology writes", lists them
+all). This base owns everything around it: task intake, the run's records and checkpoints, state
 save/load, the "one run at a time" guard; the loop itself (termination,
 feedback points, faults, streaming, the best-so-far result on any stop) is
 the state machine in ``_loop.py``.

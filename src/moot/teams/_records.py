@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from autogen_agentchat.base import TaskResult
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from autogen_core.models import RequestUsage
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from moot.errors import MalformedOutputError
 from moot.messages import TurnFailed
@@ -82,8 +82,3 @@ def fingerprint(*parts: str) -> str:
     """A short digest of normalised text, for spotting rounds that repeat themselves."""
     normal = "\x1f".join(" ".join(p.split()).lower() for p in parts)
     return hashlib.sha256(normal.encode()).hexdigest()[:16]
-
-
-class TurnCount(BaseModel):
-    parse_failures: int = 0
-    model_turns: int = Field(default=0, description="Agent turns that called a model.")

@@ -1,4 +1,12 @@
-"""The topologies a team preset may name, one class each: adding a topology is one class and one table entry.
+"""The topologies a team preset may name, one ``Topology`` class each, listed in ``TOPOLOGIES``.
+
+Adding a topology a preset can name takes, today: its team class, a ``MootTeam`` subclass with its state model
+and the hooks docs/architecture.md lists under "What a topology writes" (written once, like ``_debate.py``); its
+options model and ``Topology`` class here; and its entry in the ``TOPOLOGIES`` tuple below, which is also what
+makes its name valid in a preset file (``_presets.py`` derives the names from it). A team class with no entry
+(``CodeDebate``) runs from code and from moot compare, but no preset can name it. Optional: result blocks
+registered for its result type in ``moot/display/_result_blocks.py`` (else the generic ones), and exports from
+``moot.teams`` and ``moot``.
 
 A topology class carries everything a preset needs to know of it: the name a
 preset file gives (``topology: debate``), the options model its ``options:``

@@ -17,7 +17,7 @@ import asyncio
 import importlib
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -289,7 +289,3 @@ def builtin_tools(work_dir: str | os.PathLike[str], limits: SandboxLimits | None
         raise argument_error("builtin_tools", "limits", "a SandboxLimits or None", limits)
     Path(work_dir).mkdir(parents=True, exist_ok=True)
     return [run_python_tool(limits), read_file_tool(work_dir), write_file_tool(work_dir)]
-
-
-def tool_names(tools: Sequence[Tool]) -> list[str]:
-    return [t.name for t in tools]

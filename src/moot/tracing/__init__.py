@@ -7,7 +7,7 @@ SDK and exporter are configured); add your own sink with the TraceSink protocol.
 
 from moot.tracing._events import EventKind, TraceEvent
 from moot.tracing._sinks import JsonlSink, OtelSink, TraceScan, TraceSink
-from moot.tracing._tracer import Tracer, current_span, default_trace_dir, traced
+from moot.tracing._tracer import Tracer, default_trace_dir, traced
 
 __all__ = [
     "EventKind",
@@ -17,7 +17,6 @@ __all__ = [
     "TraceScan",
     "TraceSink",
     "Tracer",
-    "current_span",
     "default_trace_dir",
     "traced",
 ]

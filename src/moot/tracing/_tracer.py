@@ -18,7 +18,7 @@ from typing import Any
 from moot.tracing._events import EventKind, TraceEvent
 from moot.tracing._sinks import JsonlSink, OtelSink, TraceSink
 
-__all__ = ["Tracer", "current_span", "default_trace_dir", "traced"]
+__all__ = ["Tracer", "default_trace_dir", "traced"]
 
 _TRACER: ContextVar[Tracer | None] = ContextVar("moot_tracer", default=None)
 _SPAN: ContextVar[TraceEvent | None] = ContextVar("moot_span", default=None)
@@ -83,10 +83,6 @@ class Tracer:
             yield self
         finally:
             _reset(_TRACER, token)
-
-
-def current_span() -> TraceEvent | None:
-    return _SPAN.get()
 
 
 @contextmanager

@@ -221,13 +221,12 @@ def _priced(rows: Sequence[ResultRow]) -> bool:
 def _arm_summary(
     label: str, name: str, settings: dict[str, Any], rows: list[ResultRow], seed: int, binary: bool
 ) -> ArmSummary:
+    """One arm's figures over its rows, each concern in its own helper: accuracy here, then cost, rounds, the
+    debate's signals, and what the later rounds did against round 1."""
     done = [r for r in rows if r.status == "done" and r.score is not None]
     scores = [float(r.score) for r in done if r.score is not None]
     accuracy = accuracy_interval(scores, seed, binary)
-    tokens = _mean([r.tokens for r in done])
     metrics = [RowMetrics.of(r.metrics) for r in done]
-    oracle = [m.oracle for m in metrics if m.oracle is not None]
-    debate = [m.team for m in metrics if isinstance(m.team, DebateMetrics)]
     return ArmSummary(
         label=label,
         name=name,
@@ -237,23 +236,49 @@ def _arm_summary(
         accuracy=accuracy.estimate,
         ci_low=accuracy.low,
         ci_high=accuracy.high,
-        mean_tokens=tokens,
-        mean_billed_tokens=_mean([r.billed_tokens for r in done]),
-        mean_calls=_mean([r.model_calls for r in done]),
-        mean_billed_calls=_mean([r.billed_calls for r in done]),
-        mean_cost_usd=_mean([r.cost_usd for r in done if r.cost_usd is not None]) if _priced(done) else None,
-        mean_wall_seconds=_mean([r.wall_seconds for r in done]),
-        total_wall_seconds=sum(r.wall_seconds for r in rows),
-        accuracy_per_1k_tokens=accuracy.estimate / (tokens / 1000) if tokens and tokens > 0 else math.nan,
-        mean_rounds=_mean([r.rounds for r in done]),
-        parse_failures=sum(r.parse_failures for r in done),
-        partial=sum(r.partial for r in done),
-        oracle_gaps=sum(o.gap for o in oracle) if oracle else None,
-        mean_flips=_mean([sum(len(v) for v in m.flips.values()) for m in debate]) if debate else None,
-        mean_first_round_diversity=_mean([m.first_round_diversity for m in debate]) if debate else None,
-        signals=debate_signals(metrics),
+        **_cost_figures(rows, done, accuracy.estimate),
+        **_round_figures(done),
+        **_debate_figures(metrics),
         **_rounds_summary(label, done, metrics, seed, binary),
     )
+
+
+def _cost_figures(rows: list[ResultRow], done: list[ResultRow], accuracy: float) -> dict[str, Any]:
+    """What an item cost the arm (tokens, calls, USD, time: means over ``done``), the time all ``rows`` took,
+    and accuracy per thousand logical tokens."""
+    tokens = _mean([r.tokens for r in done])
+    return {
+        "mean_tokens": tokens,
+        "mean_billed_tokens": _mean([r.billed_tokens for r in done]),
+        "mean_calls": _mean([r.model_calls for r in done]),
+        "mean_billed_calls": _mean([r.billed_calls for r in done]),
+        "mean_cost_usd": _mean([r.cost_usd for r in done if r.cost_usd is not None]) if _priced(done) else None,
+        "mean_wall_seconds": _mean([r.wall_seconds for r in done]),
+        "total_wall_seconds": sum(r.wall_seconds for r in rows),
+        "accuracy_per_1k_tokens": accuracy / (tokens / 1000) if tokens and tokens > 0 else math.nan,
+    }
+
+
+def _round_figures(done: list[ResultRow]) -> dict[str, Any]:
+    """How the arm's finished rows ran: rounds per item, replies that failed to parse, answers left partial."""
+    return {
+        "mean_rounds": _mean([r.rounds for r in done]),
+        "parse_failures": sum(r.parse_failures for r in done),
+        "partial": sum(r.partial for r in done),
+    }
+
+
+def _debate_figures(metrics: list[RowMetrics]) -> dict[str, Any]:
+    """What the arm proposed and lost (oracle gaps), and a debate's flips, first-round diversity and signals; None
+    (or no signals) for an arm that records none."""
+    oracle = [m.oracle for m in metrics if m.oracle is not None]
+    debate = [m.team for m in metrics if isinstance(m.team, DebateMetrics)]
+    return {
+        "oracle_gaps": sum(o.gap for o in oracle) if oracle else None,
+        "mean_flips": _mean([sum(len(v) for v in m.flips.values()) for m in debate]) if debate else None,
+        "mean_first_round_diversity": _mean([m.first_round_diversity for m in debate]) if debate else None,
+        "signals": debate_signals(metrics),
+    }
 
 
 def _rounds_summary(
