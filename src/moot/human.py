@@ -75,7 +75,7 @@ class Human(Protocol):
     async def answer(self, question: HumanQuestion) -> HumanAnswer: ...
 
 
-HumanCallback = Callable[[HumanQuestion], "HumanAnswer | str | bool | Awaitable[HumanAnswer | str | bool]"]
+HumanCallback = Callable[[HumanQuestion], HumanAnswer | str | bool | Awaitable[HumanAnswer | str | bool]]
 
 
 class CallbackHuman:

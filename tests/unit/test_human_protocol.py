@@ -16,7 +16,7 @@ from moot.display import TerminalHuman
 from moot.errors import ConfigError
 from moot.human import CallbackHuman, Human, HumanAnswer, HumanQuestion
 from moot.messages import HumanFeedbackRequested
-from moot.teams import HumanFeedbackFrom, HumanInTheLoop
+from moot.teams import AnswerOnce, Feedback, HumanFeedbackFrom, HumanInTheLoop
 from moot.testing import ScriptedModel
 from moot.tools import ApprovalRequest, PermissionPolicy, Tool, ToolBox
 from tests.conftest import make_critique, make_reflection
@@ -103,6 +103,14 @@ async def test_one_terminal_human_answers_a_tool_call_then_a_feedback_point():
     assert (feedback.action, feedback.comment, feedback.by) == ("reject", "more tests", "human")
     shown = screen.getvalue()
     assert "run it?" in shown and "approve, reject or stop?" in shown and "def f(): ..." in shown
+
+
+async def test_an_answer_given_ahead_hands_later_pauses_to_a_human():
+    human = HumanInTheLoop(["round"])
+    human.feedback = AnswerOnce(human, Feedback.approve(), then=CallbackHuman(lambda question: "stop", name="bot"))
+    first = await human.ask(HumanFeedbackRequested(source="t", point="round", round=1))
+    second = await human.ask(HumanFeedbackRequested(source="t", point="round", round=2))
+    assert (first.action, second.action, second.by) == ("approve", "stop", "bot")
 
 
 def test_a_bad_answer_or_answerer_is_refused_in_one_line():

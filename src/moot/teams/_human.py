@@ -142,14 +142,14 @@ def feedback_question(request: HumanFeedbackRequested) -> HumanQuestion:
 
 class AnswerOnce:
     """Answers the next request with ``feedback`` (given ahead, e.g. ``moot resume ID --approve``), then hands
-    later requests to ``then`` (None: a later pause suspends the run again)."""
+    later requests to ``then``, a feedback source or a Human (None: a later pause suspends the run again)."""
 
-    def __init__(self, human: HumanInTheLoop, feedback: Feedback, then: HumanFeedback | None = None) -> None:
+    def __init__(self, human: HumanInTheLoop, feedback: Feedback, then: HumanFeedback | Human | None = None) -> None:
         if not isinstance(human, HumanInTheLoop):
             raise argument_error("AnswerOnce", "human", "the team's HumanInTheLoop (team.human)", human)
         if not isinstance(feedback, Feedback):
             raise argument_error("AnswerOnce", "feedback", "a Feedback, e.g. Feedback.approve()", feedback)
-        if then is not None and not callable(then):
+        if then is not None and not callable(then) and not isinstance(then, Human):
             raise argument_error("AnswerOnce", "then", "None or a feedback source (a function of the request)", then)
         self.human, self.given, self.then = human, feedback, then
 
