@@ -47,8 +47,6 @@ __all__ = [
     "PermissionPolicy",
     "Rule",
     "ToolBox",
-    "approval_question",
-    "as_approver",
     "command_allowed",
     "paths_under",
 ]
