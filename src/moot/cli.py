@@ -36,6 +36,8 @@ from moot.arbiters import load_arbiter
 from moot.boundary import TerminalConsole, read_bounded
 from moot.catalog import Entry, entries
 from moot.display import (
+    ConsoleApprover,
+    ConsoleFeedback,
     RunView,
     TurnCalls,
     calls_by_turn,
@@ -56,8 +58,7 @@ from moot.models import SPEC_FORM, refusal
 from moot.roles import known_roles, role, role_origin
 from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStatus, RunStore, resumable_state
-from moot.teams import AnswerOnce, ConsoleFeedback, Feedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
-from moot.tools import ConsoleApprover
+from moot.teams import AnswerOnce, Feedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
 
 app = typer.Typer(
     cls=OneLineGroup,

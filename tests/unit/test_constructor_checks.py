@@ -39,11 +39,12 @@ from moot import (
 from moot.arbiters import MajorityVote, load_arbiter
 from moot.catalog import entries, find_entry, read_document
 from moot.conditions import MaxRounds
+from moot.display import ConsoleFeedback
 from moot.errors import MootError
 from moot.models import ModelSpec
 from moot.roles import Critique, Opening, Plan, Position, Verdict, register_role
 from moot.scenario import Scenario, load_scenario
-from moot.teams import AnswerOnce, CallbackFeedback, ConsoleFeedback, load_preset
+from moot.teams import AnswerOnce, CallbackFeedback, load_preset
 from moot.testing import ScriptedModel
 from moot.tools import Tool
 

@@ -10,10 +10,11 @@ from rich.console import Console
 
 from moot.arbiters import MajorityVote
 from moot.conditions import MaxRounds, ScoreThreshold, TokenBudget
+from moot.display import ConsoleFeedback
 from moot.errors import ConfigError
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested
 from moot.store import RunStore
-from moot.teams import ConsoleFeedback, Feedback, HumanInTheLoop
+from moot.teams import Feedback, HumanInTheLoop
 from moot.testing import ScriptedModel
 from tests.conftest import make_critique, make_debate, make_position, make_reflection
 from tests.unit.test_planner_executor import call, plan, prompts, step, team

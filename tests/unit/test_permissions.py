@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, field_validator
 from rich.console import Console
 
+from moot.display import ConsoleApprover
 from moot.errors import ConfigError, ToolFaultError
 from moot.sandbox import SandboxLimits, SandboxResult, SandboxStatus
 from moot.tools import (
@@ -15,7 +16,6 @@ from moot.tools import (
     ApprovalRequest,
     AuditTrail,
     CallbackApprover,
-    ConsoleApprover,
     PermissionPolicy,
     Rule,
     Tool,

@@ -7,7 +7,9 @@ notebook kernel), the package teaches the shell to show results as tables (``_no
 prints a result as ``moot run`` shows it (``install_rich_views``). ``moot.display.plots``
 (matplotlib, the ``plot`` extra) draws the charts: imported on first use, so the package loads
 without the extra and a missing extra is one line; ``moot.display.blocks`` is the document model
-that results and the compare report are both written in.
+that results and the compare report are both written in. ``TerminalHuman`` asks a person at a terminal
+(the terminal side of ``moot.human``'s one protocol; ``ConsoleFeedback`` and ``ConsoleApprover`` are it behind
+a team's feedback points and a tool policy's approvals).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from moot.display._result_forms import install_rich_views, result_html, result_m
 from moot.display._run_view import SHOW_SCHEMA, RoundView, RunView, TurnView, completed_rounds, run_view
 from moot.display._show import render_calls, render_run
 from moot.display._tables import catalog_table, fitted_table, runs_table
+from moot.display._terminal_human import ConsoleApprover, ConsoleFeedback, TerminalHuman
 
 register_with_running_shell()  # in a notebook, results render as tables once moot.display is imported
 install_rich_views()  # rich.print(result) prints moot's view of it, not the dataclass
@@ -47,9 +50,12 @@ def __getattr__(name: str) -> ModuleType:
 __all__ = [
     "PROMPTS_SCHEMA",
     "SHOW_SCHEMA",
+    "ConsoleApprover",
+    "ConsoleFeedback",
     "ModelCall",
     "RoundView",
     "RunView",
+    "TerminalHuman",
     "TurnCalls",
     "TurnView",
     "calls_by_turn",

@@ -1,20 +1,26 @@
-"""Charts of a run: score per round (reflection), agreement per round (debate), tokens per round.
+"""moot's one plotting module: charts of a run (score, agreement and tokens per round) and the compare
+report's cost-accuracy plot.
 
 Drawn on matplotlib's Agg canvas directly, never through pyplot, so no GUI
 backend or global figure state is touched (safe in a CLI, a test or a
-kernel). Works from a stored run (``RunView``) or a live result.
+kernel). A run's chart works from a stored run (``RunView``) or a live result;
+the cost-accuracy plot from any arms that carry the figures it draws
+(``CostAccuracyArm``), as the compare report's do.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from moot._extras import require
 
-require("plot", "moot.display.plots (charts of a run)")  # one line naming the extra, before matplotlib is imported
+require("plot", "moot.display.plots (charts)")  # one line naming the extra, before matplotlib is imported
 
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
@@ -24,8 +30,10 @@ from moot.display._run_view import RunView  # noqa: E402
 from moot.teams import DebateResult, ReflectionResult  # noqa: E402
 
 __all__ = [
+    "CostAccuracyArm",
     "RoundSeries",
     "figure_png",
+    "plot_cost_accuracy",
     "plot_result",
     "plot_run",
     "plot_series",
@@ -180,10 +188,58 @@ def plot_result(result: ReflectionResult | DebateResult, title: str = "") -> Fig
     return plot_series(series_from_result(result, title))
 
 
-def save_figure(figure: Figure, path: str | Path) -> Path:
+class CostAccuracyArm(Protocol):
+    """What the cost-accuracy plot reads of one compared arm (the compare report's arm summaries carry it)."""
+
+    label: str
+    n: int
+    accuracy: float
+    ci_low: float
+    ci_high: float
+    mean_tokens: float
+
+
+def plot_cost_accuracy(arms: Sequence[CostAccuracyArm], *, suite: str, exact_first: bool = False) -> Figure:
+    """Accuracy (with its 95% CI) against logical tokens per item, one point per arm: logical tokens, so a
+    replayed comparison plots the same picture as the run that paid for it. ``exact_first``: the suite gives
+    partial credit, so the accuracy drawn counts exact matches and the axis says so."""
+    figure = Figure(figsize=(7, 4.5), dpi=120)
+    ax = figure.subplots()
+    for arm in arms:
+        if math.isfinite(arm.mean_tokens) and math.isfinite(arm.accuracy):
+            _cost_point(ax, arm)
+    ax.set_xlabel("mean tokens per item (logical: cache hits included)")
+    ax.set_ylabel(("exact-match accuracy" if exact_first else "accuracy") + ", % (95% CI)")
+    ax.set_ylim(-5, 105)
+    ax.margins(x=0.15)
+    ax.set_title(f"{suite}: cost vs accuracy", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    if arms:
+        ax.legend(fontsize=8, loc="best")
+    figure.tight_layout()
+    return figure
+
+
+def _cost_point(ax: Axes, arm: CostAccuracyArm) -> None:
+    """One arm: its accuracy with the interval as error bars (an unknown bound draws none), labelled."""
+    low = max(0.0, arm.accuracy - arm.ci_low) if math.isfinite(arm.ci_low) else 0.0
+    high = max(0.0, arm.ci_high - arm.accuracy) if math.isfinite(arm.ci_high) else 0.0
+    ax.errorbar(
+        [arm.mean_tokens],
+        [100 * arm.accuracy],
+        yerr=[[100 * low], [100 * high]],
+        fmt="o",
+        capsize=4,
+        label=f"{arm.label} (n={arm.n})",
+    )
+    ax.annotate(arm.label, (arm.mean_tokens, 100 * arm.accuracy), textcoords="offset points", xytext=(6, 6), fontsize=8)
+
+
+def save_figure(figure: Figure, path: str | Path, *, dpi: float = 110) -> Path:
+    """``figure`` as a PNG file at ``path`` (its folder made if missing)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(target, format="png", dpi=110)
+    figure.savefig(target, format="png", dpi=dpi)
     return target
 
 

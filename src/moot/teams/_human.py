@@ -9,7 +9,9 @@ Points (the same for every team):
   completed plan).
 
 At a point the team emits :class:`~moot.messages.HumanFeedbackRequested` and
-asks its feedback source. The answer (:class:`Feedback`) approves, rejects
+asks its feedback source: a function of the request, or any :class:`~moot.human.Human`
+(the one protocol for asking a person, shared with tool approvals; at a terminal,
+``moot.display.ConsoleFeedback``). The answer (:class:`Feedback`) approves, rejects
 with a comment, or stops the run. A rejection's comment is shown to every
 agent turn of the next round (a team may also act on it, e.g. a
 planner-executor re-plans); a rejection at ``final`` re-arms quality and round
@@ -26,16 +28,16 @@ unanswered request is asked first, nothing is repeated.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import IO, Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage
 from pydantic import Field
 
 from moot.boundary import argument_error, checked_text
 from moot.errors import ConfigError
+from moot.human import CHOICES, Human, HumanQuestion
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
 from moot.roles import OneLineModel
 from moot.tracing import traced
@@ -46,9 +48,9 @@ __all__ = [
     "ROUND",
     "AnswerOnce",
     "CallbackFeedback",
-    "ConsoleFeedback",
     "Feedback",
     "HumanFeedback",
+    "HumanFeedbackFrom",
     "HumanInTheLoop",
 ]
 
@@ -83,7 +85,8 @@ class Feedback(OneLineModel):
 
 @runtime_checkable
 class HumanFeedback(Protocol):
-    """Where feedback comes from: a person at a console, a callback, a review queue."""
+    """Where feedback comes from: a person at a console, a callback, a review queue. Any
+    :class:`~moot.human.Human` serves too (``HumanInTheLoop`` asks it through :class:`HumanFeedbackFrom`)."""
 
     async def __call__(self, request: HumanFeedbackRequested) -> Feedback: ...
 
@@ -109,61 +112,44 @@ class CallbackFeedback:
         return answer
 
 
-class ConsoleFeedback:
-    """Feedback from a person at a terminal: shows what to judge, asks approve / reject / stop and a comment.
+class HumanFeedbackFrom:
+    """Feedback from a :class:`~moot.human.Human`: the feedback point is put to them as a question with the
+    choices approve, reject and stop (one protocol for every question put to a person; ``moot.display``'s
+    ``ConsoleFeedback`` is this one answered at a terminal)."""
 
-    ``stdin`` defaults to the terminal; give a file to script it. Runs in a
-    thread so the event loop is not blocked while the person reads.
-    """
-
-    def __init__(self, console: Any = None, stdin: IO[str] | None = None, *, name: str = "human") -> None:
-        from moot.boundary import TerminalConsole
-
-        if console is not None and not callable(getattr(console, "print", None)):
-            raise argument_error("ConsoleFeedback", "console", "None or a rich Console", console)
-        if stdin is not None and not callable(getattr(stdin, "readline", None)):
-            raise argument_error("ConsoleFeedback", "stdin", "None or a text file to read answers from", stdin)
-        self.console = console or TerminalConsole()
-        self.stdin = stdin
-        self.name = checked_text(name, "ConsoleFeedback", "name")
+    def __init__(self, human: Human) -> None:
+        if not isinstance(human, Human):
+            raise argument_error("HumanFeedbackFrom", "human", "a Human (a name and an async answer(question))", human)
+        self.human = human
+        self.name = human.name
 
     async def __call__(self, request: HumanFeedbackRequested) -> Feedback:
-        return await asyncio.to_thread(self._ask, request)
+        answer = await self.human.answer(feedback_question(request))
+        return Feedback(action=answer.choice, comment=answer.comment, by=answer.by or self.name)
 
-    def _ask(self, request: HumanFeedbackRequested) -> Feedback:
-        from rich.markup import escape
-        from rich.panel import Panel
-        from rich.prompt import Prompt
-        from rich.text import Text
 
-        title = request.to_text() + (f" ({request.stop_reason})" if request.stop_reason else "")
-        summary = Text(request.summary or "(nothing to show)")  # a model's draft: shown, never read as markup
-        self.console.print(Panel(summary, title=escape(title), title_align="left"))
-        choice = Prompt.ask(
-            "approve, reject or stop?",
-            choices=["a", "r", "s"],
-            default="a",
-            console=self.console,
-            stream=self.stdin,
-        )
-        action = {"a": "approve", "r": "reject", "s": "stop"}[choice]
-        label = "what should change?" if action == "reject" else "comment (optional)"
-        comment = Prompt.ask(label, default="", console=self.console, stream=self.stdin).strip()
-        if action == "reject" and not comment:
-            comment = "the reviewer rejected this without a comment; improve it"
-        return Feedback(action=action, comment=comment, by=self.name)  # type: ignore[arg-type]
+def feedback_question(request: HumanFeedbackRequested) -> HumanQuestion:
+    """A feedback point as a person sees it: where the run paused (and why it stopped), and what to judge."""
+    return HumanQuestion(
+        title=request.to_text() + (f" ({request.stop_reason})" if request.stop_reason else ""),
+        shown=request.summary or "(nothing to show)",
+        prompt="approve, reject or stop?",
+        kind="feedback",
+        choices=CHOICES,
+        subject=request,
+    )
 
 
 class AnswerOnce:
     """Answers the next request with ``feedback`` (given ahead, e.g. ``moot resume ID --approve``), then hands
-    later requests to ``then`` (None: a later pause suspends the run again)."""
+    later requests to ``then``, a feedback source or a Human (None: a later pause suspends the run again)."""
 
-    def __init__(self, human: HumanInTheLoop, feedback: Feedback, then: HumanFeedback | None = None) -> None:
+    def __init__(self, human: HumanInTheLoop, feedback: Feedback, then: HumanFeedback | Human | None = None) -> None:
         if not isinstance(human, HumanInTheLoop):
             raise argument_error("AnswerOnce", "human", "the team's HumanInTheLoop (team.human)", human)
         if not isinstance(feedback, Feedback):
             raise argument_error("AnswerOnce", "feedback", "a Feedback, e.g. Feedback.approve()", feedback)
-        if then is not None and not callable(then):
+        if then is not None and not callable(then) and not isinstance(then, Human):
             raise argument_error("AnswerOnce", "then", "None or a feedback source (a function of the request)", then)
         self.human, self.given, self.then = human, feedback, then
 
@@ -176,7 +162,7 @@ class HumanInTheLoop:
     """Which points a team pauses at, and who answers (None: the run suspends there)."""
 
     def __init__(
-        self, points: Iterable[str] | str = (), feedback: HumanFeedback | FeedbackCallback | None = None
+        self, points: Iterable[str] | str = (), feedback: HumanFeedback | Human | FeedbackCallback | None = None
     ) -> None:
         chosen = _points(points)
         unknown = sorted(chosen - set(POINTS))
@@ -187,16 +173,13 @@ class HumanInTheLoop:
 
     @property
     def feedback(self) -> HumanFeedback | None:
-        """Who answers; a plain (sync or async) function is accepted and wrapped in CallbackFeedback."""
+        """Who answers; a plain (sync or async) function is wrapped in CallbackFeedback, a Human in
+        HumanFeedbackFrom."""
         return self._feedback
 
     @feedback.setter
-    def feedback(self, source: HumanFeedback | FeedbackCallback | None) -> None:
-        if source is not None and not callable(source):
-            valid = "None, a function of the request that returns a Feedback, or a source such as ConsoleFeedback()"
-            raise argument_error("HumanInTheLoop", "feedback", valid, source)
-        wrapped = source is None or isinstance(source, (CallbackFeedback, ConsoleFeedback, AnswerOnce))
-        self._feedback: HumanFeedback | None = source if wrapped else CallbackFeedback(source)  # type: ignore[assignment,arg-type]
+    def feedback(self, source: HumanFeedback | Human | FeedbackCallback | None) -> None:
+        self._feedback: HumanFeedback | None = _feedback_source(source)
 
     def wants(self, point: str) -> bool:
         return point in self.points
@@ -208,6 +191,20 @@ class HumanInTheLoop:
             if span is not None:
                 span.output = f"{feedback.action}: {feedback.comment}"
             return feedback
+
+
+def _feedback_source(source: object) -> HumanFeedback | None:
+    """``source`` as a feedback source: a Human is asked questions, a plain function is called with the request."""
+    if isinstance(source, Human) and not isinstance(source, HumanFeedbackFrom):
+        return HumanFeedbackFrom(source)
+    if source is not None and not callable(source):
+        valid = (
+            "None, a function of the request that returns a Feedback, or a Human (e.g. moot.display.TerminalHuman())"
+        )
+        raise argument_error("HumanInTheLoop", "feedback", valid, source)
+    if source is None or isinstance(source, (CallbackFeedback, HumanFeedbackFrom, AnswerOnce)):
+        return source  # type: ignore[return-value]
+    return CallbackFeedback(source)  # type: ignore[arg-type]
 
 
 def _points(points: object) -> frozenset[str]:

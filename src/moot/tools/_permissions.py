@@ -19,18 +19,19 @@ raised, after it is recorded.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from moot.boundary import argument_error
 from moot.errors import ConfigError, ToolFaultError
+from moot.human import Human, HumanQuestion
 from moot.tools._tool import Tool, ToolError
 from moot.tracing import traced
 
@@ -42,7 +43,7 @@ __all__ = [
     "AuditRecord",
     "AuditTrail",
     "CallbackApprover",
-    "ConsoleApprover",
+    "HumanApprover",
     "PermissionPolicy",
     "Rule",
     "ToolBox",
@@ -138,8 +139,9 @@ class PermissionPolicy:
     """Per-tool rules; tools without one: ``ask`` if they have side effects, else ``allow``."""
 
     rules: Mapping[str, Rule] = field(default_factory=dict)
-    approver: Approver | None = None
-    """Who answers ``ask`` rules; None: such calls are denied (nobody to approve them)."""
+    approver: Approver | Human | None = None
+    """Who answers ``ask`` rules: an :class:`Approver` or a :class:`~moot.human.Human` (asked a yes/no question);
+    None: such calls are denied (nobody to approve them)."""
 
     def __post_init__(self) -> None:
         """Rules keyed by tool name, each a Rule, and an approver that can be called: else refused in one line."""
@@ -147,13 +149,14 @@ class PermissionPolicy:
             isinstance(k, str) and isinstance(r, Rule) for k, r in self.rules.items()
         ):
             raise ConfigError("PermissionPolicy: rules must map tool names to Rules, e.g. {'run_python': Rule.deny()}")
-        if self.approver is not None and not callable(getattr(self.approver, "approve", None)):
+        if self.approver is not None and not _answers(self.approver):
             raise ConfigError(
-                f"PermissionPolicy: approver must be an Approver (e.g. CallbackApprover(fn)), "
+                f"PermissionPolicy: approver must be an Approver (e.g. CallbackApprover(fn)) or a Human, "
                 f"got {type(self.approver).__name__}"
             )
 
     def rule_for(self, tool: Tool) -> Rule:
+        """The tool's own rule, else the default: ``ask`` for side effects, ``allow`` otherwise."""
         found = self.rules.get(tool.name)
         if found is not None:
             return found
@@ -207,36 +210,45 @@ class CallbackApprover:
         return Approval(approved=bool(answer), by=self.name)
 
 
-class ConsoleApprover:
-    """Approval from a person: a yes/no prompt with an optional reason, on a rich console.
+class HumanApprover:
+    """An :class:`Approver` answered by a :class:`~moot.human.Human`: the tool call is put to them as a yes/no
+    question (one protocol for every question put to a person; ``moot.display.ConsoleApprover`` is this one
+    answered at a terminal). An answer other than approve refuses the call; its comment is the reason."""
 
-    ``stdin`` defaults to the terminal; give a file to script it. The prompt runs
-    in a thread, so the event loop is not blocked while the person thinks.
-    """
-
-    def __init__(self, console: Any = None, stdin: IO[str] | None = None, *, name: str = "console") -> None:
-        from moot.boundary import TerminalConsole
-
-        self.console = console or TerminalConsole()
-        self.stdin = stdin
-        self.name = name
+    def __init__(self, human: Human) -> None:
+        if not isinstance(human, Human):
+            raise argument_error("HumanApprover", "human", "a Human (a name and an async answer(question))", human)
+        self.human = human
+        self.name = human.name
 
     async def approve(self, request: ApprovalRequest) -> Approval:
-        return await asyncio.to_thread(self._ask, request)
+        answer = await self.human.answer(approval_question(request))
+        return Approval(approved=answer.approved, reason=answer.comment.strip(), by=answer.by or self.name)
 
-    def _ask(self, request: ApprovalRequest) -> Approval:
-        from rich.markup import escape
-        from rich.panel import Panel
-        from rich.prompt import Confirm, Prompt
-        from rich.text import Text
 
-        args = Text(json.dumps(request.args, indent=2, ensure_ascii=False))  # a model's arguments: never markup
-        effects = " (has side effects)" if request.side_effects else ""
-        title = escape(f"approve tool call: {request.tool}{effects}")
-        self.console.print(Panel(args, title=title, title_align="left", border_style="red"))
-        approved = Confirm.ask("run it?", console=self.console, stream=self.stdin)
-        reason = Prompt.ask("reason (optional)", default="", console=self.console, stream=self.stdin)
-        return Approval(approved=approved, reason=reason.strip(), by=self.name)
+def approval_question(request: ApprovalRequest) -> HumanQuestion:
+    """A tool call as a person sees it: its name, whether it has side effects, and its arguments as JSON."""
+    effects = " (has side effects)" if request.side_effects else ""
+    return HumanQuestion(
+        title=f"approve tool call: {request.tool}{effects}",
+        shown=json.dumps(request.args, indent=2, ensure_ascii=False),
+        prompt="run it?",
+        kind="approval",
+        subject=request,
+    )
+
+
+def as_approver(answerer: Approver | Human) -> Approver:
+    """The policy's approver as an :class:`Approver`: a :class:`~moot.human.Human` is asked through
+    :class:`HumanApprover`, so the same answerer can serve a team's feedback points and its tool calls."""
+    if callable(getattr(answerer, "approve", None)):
+        return answerer  # type: ignore[return-value]
+    return HumanApprover(answerer)  # type: ignore[arg-type]
+
+
+def _answers(approver: object) -> bool:
+    """``approver`` can answer an approval: an Approver (``approve``) or a Human (``answer``)."""
+    return callable(getattr(approver, "approve", None)) or isinstance(approver, Human)
 
 
 # ------------------------------------------------------------------ audit
@@ -363,8 +375,7 @@ class ToolBox:
         if rule.kind == "allow":
             record.decision = "allowed"
             return True
-        approver = self.policy.approver
-        if approver is None:
+        if self.policy.approver is None:
             record.decision, record.reason = "denied", f"{tool.name} needs approval and no approver is attached"
             return False
         request = ApprovalRequest(
@@ -374,6 +385,7 @@ class ToolBox:
             side_effects=tool.side_effects,
             step_id=record.step_id,
         )
+        approver = as_approver(self.policy.approver)
         answer = await approver.approve(request)
         record.approver = answer.by or approver.name
         record.decision = "approved" if answer.approved else "refused"
