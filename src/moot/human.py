@@ -22,7 +22,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from moot.boundary import argument_error, checked_choice, checked_text
 
-__all__ = ["CHOICES", "CallbackHuman", "Human", "HumanAnswer", "HumanChoice", "HumanQuestion"]
+__all__ = ["CHOICES", "CallbackHuman", "Human", "HumanAnswer", "HumanChoice", "HumanQuestion", "checked_human"]
 
 HumanChoice = Literal["approve", "reject", "stop"]
 CHOICES: tuple[HumanChoice, ...] = ("approve", "reject", "stop")
@@ -73,6 +73,14 @@ class Human(Protocol):
     name: str
 
     async def answer(self, question: HumanQuestion) -> HumanAnswer: ...
+
+
+def checked_human(value: object, owner: str) -> Human:
+    """``value`` as the :class:`Human` an adapter of ``owner`` asks, or the one-line error naming what is valid (the
+    same check wherever a question is put to a person: feedback points, tool approvals)."""
+    if not isinstance(value, Human):
+        raise argument_error(owner, "human", "a Human (a name and an async answer(question))", value)
+    return value
 
 
 HumanCallback = Callable[[HumanQuestion], HumanAnswer | str | bool | Awaitable[HumanAnswer | str | bool]]

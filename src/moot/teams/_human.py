@@ -37,7 +37,7 @@ from pydantic import Field
 
 from moot.boundary import argument_error, checked_text
 from moot.errors import ConfigError
-from moot.human import CHOICES, Human, HumanQuestion
+from moot.human import CHOICES, Human, HumanQuestion, checked_human
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
 from moot.roles import OneLineModel
 from moot.tracing import traced
@@ -118,9 +118,7 @@ class HumanFeedbackFrom:
     ``ConsoleFeedback`` is this one answered at a terminal)."""
 
     def __init__(self, human: Human) -> None:
-        if not isinstance(human, Human):
-            raise argument_error("HumanFeedbackFrom", "human", "a Human (a name and an async answer(question))", human)
-        self.human = human
+        self.human = checked_human(human, "HumanFeedbackFrom")
         self.name = human.name
 
     async def __call__(self, request: HumanFeedbackRequested) -> Feedback:

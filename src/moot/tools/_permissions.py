@@ -29,9 +29,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from moot.boundary import argument_error
 from moot.errors import ConfigError, ToolFaultError
-from moot.human import Human, HumanQuestion
+from moot.human import Human, HumanQuestion, checked_human
 from moot.tools._tool import Tool, ToolError
 from moot.tracing import traced
 
@@ -216,9 +215,7 @@ class HumanApprover:
     answered at a terminal). An answer other than approve refuses the call; its comment is the reason."""
 
     def __init__(self, human: Human) -> None:
-        if not isinstance(human, Human):
-            raise argument_error("HumanApprover", "human", "a Human (a name and an async answer(question))", human)
-        self.human = human
+        self.human = checked_human(human, "HumanApprover")
         self.name = human.name
 
     async def approve(self, request: ApprovalRequest) -> Approval:

@@ -308,8 +308,10 @@ _DEFAULT_OPENING: dict[AnswerKind, Opening] = {
     "text": "expert",
     "code": "expert",
 }
-"""How sampled experts open on each kind of answer, each what its tuning slice measured: on a closed answer set the
-panel's expert prompt left its positions below the single call's (docs/compare/tuning/README.md, yes/no)."""
+"""How sampled experts open on each kind of answer, chosen on tuning slices of that kind. On a closed answer set the
+two openings tied there (docs/compare/tuning/README.md, yes/no), and samples of the single call cannot open below it
+for a reason of their own prompt, as a held-out yes/no suite showed the panel's prompt doing; on fresh closed sets
+no debate beat single (moot.harness.reports' evidence.yaml)."""
 
 _AUTO_ARBITER: dict[AnswerFormat, str] = {"short": "rounds", "code": "vote"}
 """What ``arbiter=auto`` rules with on each kind of answer: the vote over every round (RoundsVote), and the program

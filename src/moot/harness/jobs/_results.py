@@ -340,15 +340,13 @@ class ResultStore:
     def purpose(self) -> str:
         """The folder's stated purpose (``tuning`` or ``evaluation``), or ``unstated`` for a file from before
         purposes were recorded (no ``meta`` table, or no purpose in it)."""
-        if not self._has_meta():
-            return UNSTATED
-        found = next(iter(self._read("SELECT value FROM meta WHERE key = 'purpose'", ())), None)
+        found = self._meta("purpose")
         if found is None:
             return UNSTATED
-        if found[0] not in PURPOSES:
-            shown = one_line(repr(found[0]), 40)
+        if found not in PURPOSES:
+            shown = one_line(repr(found), 40)
             raise ConfigError(f"results file {self.path}: its purpose is {shown}; tuning or evaluation is valid")
-        return str(found[0])
+        return str(found)
 
     def record_purpose(self, purpose: Purpose | None) -> None:
         """State what the folder is for, once. ``None`` (not given) states ``evaluation`` for a new folder and
@@ -371,13 +369,11 @@ class ResultStore:
         """The suite specs the folder records as having decided a protocol choice made elsewhere (``--tuned-on``),
         as given; empty when none is recorded (or the file predates the ``meta`` table). A stored value that is not a
         JSON list of non-blank specs is refused in one line naming the file and the key."""
-        if not self._has_meta():
-            return []
-        found = next(iter(self._read("SELECT value FROM meta WHERE key = 'tuned_on'", ())), None)
+        found = self._meta("tuned_on")
         if found is None:
             return []
         where = f"results file {self.path}: meta key tuned_on"
-        specs = load_json_as(found[0], where, list, JSON_BOUNDS)
+        specs = load_json_as(found, where, list, JSON_BOUNDS)
         bad = [spec for spec in specs if not (isinstance(spec, str) and spec.strip())]
         if bad:
             shown = one_line(repr(bad[0]), 40)
@@ -390,9 +386,13 @@ class ResultStore:
         self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tuned_on', ?)", (json.dumps(list(specs)),))
         self._db.commit()
 
-    def _has_meta(self) -> bool:
-        """Whether the file has the ``meta`` table (a file older than it, opened read-only, is not migrated)."""
-        return bool(self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'", ()))
+    def _meta(self, key: str) -> object | None:
+        """The stored value of ``key`` in the ``meta`` table, as stored (callers check it); None when the key is not
+        recorded, or the file is older than the table (opened read-only, it is not migrated)."""
+        if not self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'", ()):
+            return None
+        found = next(iter(self._read("SELECT value FROM meta WHERE key = ?", (key,))), None)
+        return None if found is None else found[0]
 
     def arm_keys(self, suite: str) -> list[str]:
         """Every arm configuration with a row of ``suite`` in this file, whichever comparison ran it (a report counts

@@ -56,6 +56,7 @@ __all__ = [
     "PreparedComparison",
     "ProgressSink",
     "check_tuned_on",
+    "model_identities",
     "prepare_comparison",
     "run_comparison",
     "tuned_items",

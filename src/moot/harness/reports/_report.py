@@ -11,14 +11,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from moot.harness.jobs._provenance import code_version, model_identity, models_answering, moot_version
+from moot.harness.jobs._provenance import code_version, models_answering, moot_version
 from moot.harness.jobs._results import ResultRow
-from moot.harness.jobs._runner import Comparison
+from moot.harness.jobs._runner import Comparison, model_identities
 from moot.harness.reports._evidence import KindEvidence, evidence_for
 from moot.harness.reports._row_metrics import RowMetrics, TeamMetrics
 from moot.harness.reports._selection import FolderFacts, Selection, folder_facts
 from moot.harness.reports._stats import accuracy_interval, compare_paired, exact_match, holm, is_binary
-from moot.models import ModelSpec
 from moot.teams import CodeDebateMetrics, DebateMetrics
 
 __all__ = [
@@ -398,7 +397,6 @@ def provenance(comparison: Comparison) -> Provenance:
     rows = [r for r in comparison.rows if r.status == "done"]
     finished = sorted(r.finished_at for r in rows)
     used = comparison.role_models
-    roles = {"base": used.base, **used.overrides} if used is not None else {}
     return Provenance(
         moot_version=moot_version(),
         commit=code_version(),
@@ -406,7 +404,7 @@ def provenance(comparison: Comparison) -> Provenance:
         replayed_commits=_count([r.metrics["replayed_at"] for r in rows if r.metrics.get("replayed_at")]),
         commits=_count([r.metrics.get("replayed_at") or r.code_version for r in rows]),
         machines=_count([r.machine for r in rows]),
-        models={role: model_identity(spec) for role, spec in roles.items() if isinstance(spec, ModelSpec)},
+        models=model_identities(used) if used is not None else {},
         answered_by=models_answering(r.model_identity for r in rows),
         first_row=finished[0] if finished else None,
         last_row=finished[-1] if finished else None,
@@ -464,6 +462,17 @@ def _graded(pair: PairSummary) -> Graded:
                   p_value=pair.p_value, p_holm=pair.p_holm)  # fmt: skip
 
 
+def _figures(comparison: Comparison, rows: Sequence[ResultRow], seed: int, binary: bool, exact_first: bool
+             ) -> tuple[list[ArmSummary], list[PairSummary]]:  # fmt: skip
+    """Arms and pairs on ``rows``: on a partial-credit suite exact first (right/wrong), the graded figures beside;
+    the main figures and the held-out ones are read the same way."""
+    lead = [exact_scores(r) for r in rows] if exact_first else rows
+    arms, pairs = _summaries(comparison, lead, seed, binary)
+    if exact_first:
+        _add_graded(arms, pairs, _summaries(comparison, rows, seed, False))
+    return arms, pairs
+
+
 def _add_graded(arms: list[ArmSummary], pairs: list[PairSummary], graded: tuple[list[ArmSummary], list[PairSummary]]
                 ) -> None:  # fmt: skip
     """Put the graded figures beside the exact ones they follow (same arms, same pairs, same order)."""
@@ -481,11 +490,9 @@ def build_report(comparison: Comparison, seed: int = 0) -> Report:
     figure counts exact matches and the graded ones are put beside them; the results folder adds its purpose and
     the selections behind the arms (``_selection``)."""
     exact_first = partial_credit(comparison.rows)
-    lead = [exact_scores(r) for r in comparison.rows] if exact_first else comparison.rows
-    binary = is_binary(*([float(r.score)] for r in lead if r.status == "done" and r.score is not None))
-    arms, pairs = _summaries(comparison, lead, seed, binary)
-    if exact_first:
-        _add_graded(arms, pairs, _summaries(comparison, comparison.rows, seed, False))
+    scored = ([float(r.score)] for r in comparison.rows if r.status == "done" and r.score is not None)
+    binary = exact_first or is_binary(*scored)  # exact-first figures are right/wrong
+    arms, pairs = _figures(comparison, comparison.rows, seed, binary, exact_first)
     facts = folder_facts(comparison)
     held_out = _held_out(comparison, facts, seed, binary, exact_first)
     if held_out is not None and held_out.items:
@@ -540,10 +547,7 @@ def _held_out(comparison: Comparison, facts: FolderFacts, seed: int, binary: boo
     if not held.items:
         return held
     rows = [r for r in comparison.rows if r.item not in decided]
-    lead = [exact_scores(r) for r in rows] if exact_first else rows
-    held.arms, held.pairs = _summaries(comparison, lead, seed, binary)
-    if exact_first:
-        _add_graded(held.arms, held.pairs, _summaries(comparison, rows, seed, False))
+    held.arms, held.pairs = _figures(comparison, rows, seed, binary, exact_first)
     return held
 
 
