@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from moot.errors import ConfigError
@@ -129,6 +129,8 @@ def test_a_damaged_results_file_is_refused_in_one_line_or_read(junk, offset):
     column=st.sampled_from(["models", "options", "result", "config", "status", "owner", "heartbeat_at"]),
     value=sqlite_value,
 )
+@example(column="owner", value="\n")  # a lease owner is shown in the busy-run message: one line of it
+@example(column="owner", value="1@host\x1b[2J\nnext")
 def test_a_run_row_with_any_json_column_reads_or_is_refused_in_one_line(column, value):
     with tempfile.TemporaryDirectory() as folder:
         store = RunStore(Path(folder) / "runs.sqlite3")

@@ -14,6 +14,8 @@ import socket
 import time
 from dataclasses import dataclass
 
+from moot.boundary import one_line
+
 __all__ = ["LEASE_SECONDS", "Lease", "me"]
 
 LEASE_SECONDS = 30.0
@@ -41,9 +43,11 @@ class Lease:
         return (now if now is not None else time.time()) - self.heartbeat < LEASE_SECONDS
 
     def describe(self, now: float | None = None) -> str:
+        """The owner as one line of a message: the owner is read from the store file, which anyone may have written,
+        so its parts are shown as outside text (one line, terminal-safe, bounded)."""
         ago = (now if now is not None else time.time()) - (self.heartbeat or 0.0)
         pid, _, host = (self.owner or "?@?").partition("@")
-        return f"process {pid} on {host} (heartbeat {ago:.0f} s ago)"
+        return f"process {one_line(pid, 40) or '?'} on {one_line(host, 80) or '?'} (heartbeat {ago:.0f} s ago)"
 
 
 def _process_exists(pid: int) -> bool:
