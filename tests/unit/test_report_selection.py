@@ -4,6 +4,7 @@ confirms it on fresh items."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import sqlite3
 
@@ -15,6 +16,7 @@ from moot.harness.jobs._results import MIGRATIONS, ResultRow, ResultStore
 from moot.harness.jobs._runner import RESULTS_FILE
 from moot.harness.reports._render import markdown
 from moot.harness.reports._selection import family, fresh_suite
+from moot.harness.suites._suites import load_suite
 from moot.store import migrate
 from tests.unit.test_report_exact_first import hand_comparison
 
@@ -118,6 +120,16 @@ def test_fresh_items_come_from_an_unused_seed_or_outside_the_slice():
     assert spec == "humaneval[0:100]"
     spec, note = fresh_suite("humaneval[:50]", (set(), {"HumanEval/60"}))
     assert spec == "humaneval[50:164]" and "1 of them already have rows in this folder" in note
+
+
+def test_fresh_items_of_a_file_with_options_keep_the_slice_before_the_options(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    lines = [{"id": f"q{i}", "input": f"Is {i} even?", "answer": "No" if i % 2 else "Yes"} for i in range(6)]
+    (tmp_path / "yn.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    spec, note = fresh_suite("yn.jsonl[3:6]?options=Yes,No", (set(), set()))
+    assert spec == "yn.jsonl[0:3]?options=Yes,No" and note == "items 0 to 2 of 6"
+    fresh = load_suite(spec)  # the command the report prints reads as the items it names
+    assert [i.id for i in fresh.items] == ["q0", "q1", "q2"] and fresh.items[0].options == ("Yes", "No")
 
 
 # ---------------------------------------------------------------- purpose

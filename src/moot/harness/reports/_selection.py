@@ -217,11 +217,18 @@ def _fresh_slice(spec: str, cut: slice | None, used: set[str]) -> tuple[str | No
         if fresh:
             ran = sum(i in used for i in whole[low:high])
             told = f"; {ran} of them already have rows in this folder: check that no decision used them" if ran else ""
-            return f"{whole_spec}[{low}:{high}]", f"items {low} to {high - 1} of {len(whole)}{told}"
+            return _sliced(whole_spec, low, high), f"items {low} to {high - 1} of {len(whole)}{told}"
     return None, (
         f"no fresh items: this folder ran all {len(whole)} items of {whole_spec}; only items that decided nothing "
         "(outside every tuning slice) or another suite of the same answer kind can confirm it"
     )
+
+
+def _sliced(spec: str, low: int, high: int) -> str:
+    """``spec`` cut to items ``low:high``: the slice goes after the name and before any options (``NAME[SLICE]?k=v``,
+    as the suite grammar reads it; after the options it would be read as part of the last one)."""
+    name, mark, query = spec.partition("?")
+    return f"{name}[{low}:{high}]{mark}{query}"
 
 
 def confirm_command(comparison: Comparison, spec: str, arms: Sequence[str]) -> str:
