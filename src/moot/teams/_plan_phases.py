@@ -51,7 +51,7 @@ class PlanTrigger(StrEnum):
 
 _P, _T = PlanPhase, PlanTrigger
 ENDINGS = frozenset({_P.DONE, _P.GAVE_UP})
-"""Phases with no turn: the topology's turns end there (the loop's ``turns`` ends with ``DONE``)."""
+"""Phases with no turn: the topology's turns end there, which the loop reads as its trigger ``DONE``."""
 
 PLAN_TRANSITIONS: Mapping[tuple[PlanPhase, PlanTrigger], PlanPhase] = {
     (_P.PLAN, _T.PLANNED): _P.ACT,
