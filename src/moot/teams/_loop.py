@@ -6,7 +6,10 @@ result), hands each batch of messages back to be committed and streamed, and
 ends with the :class:`Trigger` that names what happened. ``TRANSITIONS`` says
 where each trigger leads, and nothing else moves the run: that table is the
 loop's whole control flow. ``docs/architecture.md`` shows it as the diagram
-:func:`diagram` draws, and a test keeps the two equal.
+:func:`diagram` draws, and a test keeps the two equal. A topology whose turns
+are of several kinds keeps which comes next as a sub-machine of ``turns``,
+written the same way (``_machine.py``; the planner-executor's is
+``_plan_phases.py``).
 
 A running phase is the run store's status ``running``; a run ends in one of
 the terminal phases, each a status the store records (``finished``,
@@ -33,6 +36,7 @@ from moot.errors import MalformedOutputError, ToolFaultError, TransientModelErro
 from moot.messages import HumanFeedbackGiven, HumanFeedbackRequested, RoundCompleted
 from moot.store import RunStatus
 from moot.teams._human import FINAL, ROUND, HumanInTheLoop, feedback_request, unanswered
+from moot.teams._machine import edge, moved
 from moot.teams._records import MootResult, failed_turn
 from moot.tracing import TraceEvent, Tracer
 
@@ -131,10 +135,7 @@ TRANSITIONS: Mapping[tuple[RunPhase, Trigger], RunPhase] = {
 
 def next_phase(phase: RunPhase, trigger: Trigger) -> RunPhase:
     """The phase ``trigger`` leads to from ``phase``; a pair the table lacks is a bug in a step."""
-    try:
-        return TRANSITIONS[(phase, trigger)]
-    except KeyError:
-        raise RuntimeError(f"the loop has no transition from {phase} on {trigger.name}") from None
+    return moved("the loop", TRANSITIONS, phase, trigger)
 
 
 def diagram() -> str:
@@ -142,7 +143,7 @@ def diagram() -> str:
 
     Every running phase can be cancelled or fail, so those two edges are drawn once, from ``running``.
     """
-    inside = [f"        {a} --> {b}: {t}" for (a, t), b in TRANSITIONS.items() if not b.terminal]
+    inside = [f"        {edge(a, b, t)}" for (a, t), b in TRANSITIONS.items() if not b.terminal]
     endings = {(t, b): None for (a, t), b in TRANSITIONS.items() if b.terminal}
     return "\n".join(
         [
@@ -153,7 +154,7 @@ def diagram() -> str:
             *inside,
             f"        {_P.RESULT} --> [*]",
             "    }",
-            *(f"    running --> {b}: {t}" for t, b in endings),
+            *(f"    {edge('running', b, t)}" for t, b in endings),
             *(f"    {phase} --> [*]" for phase in RunPhase if phase.terminal),
         ]
     )

@@ -9,12 +9,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from moot.roles import Step, ToolCall
+from moot.teams._plan_phases import PlanPhase, PlanTrigger, next_plan_phase
 from moot.teams._records import MootResult, Usage
 from moot.tools import AuditRecord, AuditTrail
 
 __all__ = ["PlannedStep", "PlannerExecutorResult", "PlannerExecutorState", "StepRecord", "check_outcome"]
 
-Phase = Literal["plan", "act", "run", "judge", "replan", "done"]
 _SHOWN = 1000
 
 
@@ -52,7 +52,8 @@ class PlannerExecutorState(BaseModel):
     type: Literal["PlannerExecutorState"] = "PlannerExecutorState"
     version: int = 1
     task: str | None = None
-    phase: Phase = "plan"
+    phase: PlanPhase = PlanPhase.PLAN
+    """Which turn comes next; it changes only through :meth:`move` (``_plan_phases.py`` holds the table)."""
     plan: list[PlannedStep] = []
     call: ToolCall | None = None
     """The executor's call for the current step, chosen but not yet run (phase ``run``)."""
@@ -68,6 +69,10 @@ class PlannerExecutorState(BaseModel):
     parse_failures: int = 0
     done_reason: str | None = None
     messages: list[Mapping[str, Any]] = []
+
+    def move(self, trigger: PlanTrigger) -> None:
+        """Take the transition ``trigger`` names from the current phase; one the table lacks is a RuntimeError."""
+        self.phase = next_plan_phase(self.phase, trigger)
 
     def current(self) -> PlannedStep | None:
         return next((s for s in self.plan if s.status == "pending"), None)

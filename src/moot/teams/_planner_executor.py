@@ -20,6 +20,9 @@ end), ``max_replans`` revisions fail, or a condition fires: ``MaxSteps``,
 ``TokenBudget``, ``NoProgress`` (each round's fingerprints are the call and the
 failure, so the same call with the same arguments, or the same failure,
 twice in a row stops the run).
+
+Which turn comes next is the phase in the team's state, moved only through
+the typed table of ``_plan_phases.py`` (drawn in ``docs/architecture.md``).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from moot.roles import (
     tool_call_type,
 )
 from moot.teams._base import Message, MessageTypes, MootTeam, Stop, loaded_stop
+from moot.teams._plan_phases import ENDINGS, PlanPhase, PlanTrigger, rejectable
 from moot.teams._plan_records import (
     PlannedStep,
     PlannerExecutorResult,
@@ -156,13 +160,14 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         known = list(self.toolbox.tools.values())  # plain functions already made into tools
         self._call_type = tool_call_type(tuple((t.name, t.args) for t in known))
         self._plan_type = plan_type(tuple(t.name for t in known))
-        self._phases: dict[str, Callable[[CancellationToken], Awaitable[list[Message]]]] = {
-            "plan": self._plan,
-            "act": self._act,
-            "run": self._run_call,
-            "judge": self._judge,
-            "replan": self._replan,
+        self._phases: dict[PlanPhase, Callable[[CancellationToken], Awaitable[list[Message]]]] = {
+            PlanPhase.PLAN: self._plan,
+            PlanPhase.ACT: self._act,
+            PlanPhase.RUN: self._run_call,
+            PlanPhase.JUDGE: self._judge,
+            PlanPhase.REPLAN: self._replan,
         }
+        """One turn per phase that has one; the phases and what moves them are ``_plan_phases.PLAN_TRANSITIONS``."""
 
     @property
     def policy(self) -> PermissionPolicy:
@@ -174,15 +179,22 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
 
     # ------------------------------------------------------------------ turns
     async def _turns(self, token: CancellationToken) -> AsyncGenerator[list[Message], None]:
+        """The turn the phase names, until an ending: the sub-machine of ``_plan_phases.py`` inside ``turns``."""
         state = self.state
-        while state.phase != "done":
-            if state.phase == "replan" and state.revisions >= self.max_replans:
-                state.done_reason = (
-                    f"gave up: step {state.failed} failed after {state.revisions} plan revision(s); "
-                    f"last failure: {state.failure}"
-                )
-                return
+        while state.phase not in ENDINGS:
+            if state.phase == PlanPhase.REPLAN and state.revisions >= self.max_replans:
+                self._give_up()
+                continue
             yield await self._phases[state.phase](token)
+
+    def _give_up(self) -> None:
+        """A revision is due and none is left: the turns end, and the stop reason says which failure ended them."""
+        state = self.state
+        state.done_reason = (
+            f"gave up: step {state.failed} failed after {state.revisions} plan revision(s); "
+            f"last failure: {state.failure}"
+        )
+        state.move(PlanTrigger.EXHAUSTED)
 
     def _done_reason(self) -> str:
         return self.state.done_reason or "the plan is complete"
@@ -193,7 +205,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
     async def _plan(self, token: CancellationToken) -> list[Message]:
         prompt = render_prompt("turns/plan", task=self.state.task, tools=self._tool_lines())
         plan, message = await self._structured(self.planner, prompt, token, self._plan_type, Plan)
-        self._adopt(plan)
+        self._adopt(plan, PlanTrigger.PLANNED)
         return [_tagged(message, "plan")]
 
     async def _replan(self, token: CancellationToken) -> list[Message]:
@@ -213,17 +225,18 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
             if step.status == "pending":
                 step.status = "dropped"
         state.revisions += 1
-        self._adopt(plan)
+        self._adopt(plan, PlanTrigger.REVISED)
         return [_tagged(message, "plan", revision=str(state.revisions))]
 
-    def _adopt(self, plan: Plan) -> None:
+    def _adopt(self, plan: Plan, trigger: PlanTrigger) -> None:
         state = self.state
         start = len(state.plan)
         state.plan += [
             PlannedStep(**step.model_dump(), number=start + i + 1, revision=state.revisions)
             for i, step in enumerate(plan.steps)
         ]
-        state.phase, state.failed, state.failure, state.done_reason = "act", None, None, None
+        state.failed, state.failure, state.done_reason = None, None, None
+        state.move(trigger)
 
     async def _act(self, token: CancellationToken) -> list[Message]:
         state = self.state
@@ -238,7 +251,8 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
             total=len([s for s in state.plan if s.status != "dropped"]),
         )
         call, message = await self._structured(self.executor, prompt, token, self._call_type, ToolCall)
-        state.call, state.phase = call, "run"
+        state.call = call
+        state.move(PlanTrigger.CHOSEN)
         return [_tagged(message, "tool_call", step=str(step.number))]
 
     async def _run_call(self, token: CancellationToken) -> list[Message]:
@@ -251,7 +265,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         passed, reason = check_outcome(step, record)
         state.record = record
         if passed is None:
-            state.phase = "judge"
+            state.move(PlanTrigger.UNDECIDED)
             return [event]
         return [event, *self._finish(passed, reason, "check")]
 
@@ -292,9 +306,10 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         step.status = "passed" if passed else "failed"
         state.call = state.record = None
         if not passed:
-            state.phase, state.failed, state.failure = "replan", step.number, reason
+            state.failed, state.failure = step.number, reason
+            state.move(PlanTrigger.FAILED)
         elif state.current() is None:
-            state.phase = "done"
+            state.move(PlanTrigger.COMPLETED)
             count = len([s for s in state.plan if s.revision == state.revisions])
             steps = "1 step passed its check" if count == 1 else f"{count} steps passed their checks"
             denied = unmet_denials(state.steps)
@@ -302,7 +317,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
             if denied:
                 state.done_reason = f"plan incomplete: {denial_text(denied)}; the revised plan's {steps}"
         else:
-            state.phase = "act"
+            state.move(PlanTrigger.PASSED)
         attempt = len(state.steps)
         failure = fingerprint(reason) if not passed else fingerprint("passed", str(attempt))
         same_call = fingerprint(call.tool, json.dumps(call.args, sort_keys=True))
@@ -333,12 +348,13 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
 
     # ----------------------------------------------------------------- humans
     def _on_human_feedback(self, feedback: HumanFeedbackGiven) -> None:
-        """A rejection sends the plan back to the planner with the reviewer's comment as the failure."""
+        """A rejection between steps or after the last sends the plan back to the planner, the reviewer's comment
+        as the failure; elsewhere (see ``PLAN_TRANSITIONS``) it changes nothing."""
         state = self.state
-        if feedback.action != "reject" or state.phase not in ("act", "done"):
+        if feedback.action != "reject" or not rejectable(state.phase):
             return
-        last = state.steps[-1].number if state.steps else None
-        state.phase, state.failed = "replan", last
+        state.move(PlanTrigger.REJECTED)
+        state.failed = state.steps[-1].number if state.steps else None
         state.failure = f"a human reviewer rejected the result: {feedback.comment}"
         state.done_reason = None
 
