@@ -2,7 +2,8 @@
 
 Four parts, one subpackage each: ``suites/`` (items and scorers), ``arms/`` (the configurations compared),
 ``jobs/`` (jobs, model calls, executors, the runner and its results store) and ``reports/`` (statistics
-and writers); ``_cli.py`` is ``moot compare``. From code::
+and writers); ``_cli.py`` is ``moot compare``. Each imports only those listed before it (suites, arms, jobs,
+reports), which ``tests/unit/test_imports.py`` checks. From code::
 
     options = CompareOptions(suite="humaneval[:20]", arms=["single", "debate", "self-consistency"],
                              models=["local"], out=Path("out"), compute_matched=True)
@@ -16,9 +17,9 @@ Add suites with :func:`register_suite` (or a JSONL/YAML file) and arms with
 
 from moot.harness.arms import _sampling, _team_arms  # noqa: F401  (registers the built-in arms)
 from moot.harness.arms._arm import ARM_FORMS, Arm, Attempt, Reply, ask, build_arm, known_arms, register_arm
-from moot.harness.arms._sampling import SelfConsistency, Single
+from moot.harness.arms._context import MODEL_ROLES, RowContext
+from moot.harness.arms._sampling import SelfConsistency, Single, matched_k
 from moot.harness.arms._team_arms import DebateArm, ReflectionArm, TestReflectionArm
-from moot.harness.jobs._context import MODEL_ROLES, RowContext
 from moot.harness.jobs._results import ResultRow, ResultStore
 from moot.harness.jobs._runner import CompareOptions, Comparison, ProgressSink, run_comparison
 from moot.harness.reports._report import ArmSummary, PairSummary, Provenance, Report, build_report
@@ -28,7 +29,6 @@ from moot.harness.reports._stats import (
     bootstrap_mean,
     compare_paired,
     holm,
-    matched_k,
     mcnemar_exact,
     paired_permutation,
 )

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from moot.errors import ConfigError, MalformedOutputError
-from moot.harness.jobs._context import RowContext
+from moot.harness.arms._context import RowContext
 from moot.harness.suites._items import Item, Suite
 from moot.harness.suites._selectors import parse_spec
 from moot.roles import RoleAgent

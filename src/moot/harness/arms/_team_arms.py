@@ -35,9 +35,9 @@ from moot.arbiters import Arbiter, MajorityVote, RoundsVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settings, register_arm, spell
+from moot.harness.arms._context import MAX_EXPERTS, RowContext
 from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
 from moot.harness.arms._sampling import answer_from_draft, single_call
-from moot.harness.jobs._context import MAX_EXPERTS, RowContext
 from moot.harness.suites._items import AnswerFormat, AnswerKind, CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Position, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits

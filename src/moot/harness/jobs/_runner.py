@@ -34,14 +34,13 @@ from moot._extras import require
 from moot.boundary import one_line
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Arm, build_arm, canonical_spec
-from moot.harness.arms._sampling import SelfConsistency
+from moot.harness.arms._context import MODEL_ROLES, RowContext
+from moot.harness.arms._sampling import SelfConsistency, matched_k
 from moot.harness.jobs._calls import BaseClientFactory, CacheOnly, ClientFactory, EndpointLimits, endpoint_of
-from moot.harness.jobs._context import MODEL_ROLES, RowContext
 from moot.harness.jobs._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness.jobs._jobs import Job, RowOutcome
 from moot.harness.jobs._provenance import code_version, model_identity
 from moot.harness.jobs._results import Purpose, ResultRow, ResultStore, arm_key
-from moot.harness.reports._stats import matched_k
 from moot.harness.suites._items import Item, Suite
 from moot.harness.suites._suites import load_suite
 from moot.models import Meter, ModelSpec

@@ -10,15 +10,17 @@ answer), ``critic``, ``expert`` (all debaters) and ``expert_N`` (one of them),
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from moot.harness.jobs._calls import ClientFactory
 from moot.models import Meter, ModelSpec
 from moot.roles import Role, RoleAgent, RoleModels
 from moot.sandbox import SandboxRunner, run_tests
 from moot.tracing import JsonlSink, Tracer
 
-__all__ = ["MAX_EXPERTS", "MODEL_ROLES", "RowContext"]
+if TYPE_CHECKING:
+    from autogen_core.models import ChatCompletionClient
+
+__all__ = ["MAX_EXPERTS", "MODEL_ROLES", "Clients", "RowContext"]
 
 MAX_EXPERTS = 8
 MODEL_ROLES: tuple[str, ...] = (
@@ -31,13 +33,20 @@ MODEL_ROLES: tuple[str, ...] = (
 )
 
 
+class Clients(Protocol):
+    """Where a row's agents get their clients: the comparison's metered, cached, limited factory
+    (``moot.harness.jobs._calls.ClientFactory``), named here as a protocol so arms need not import the job runner."""
+
+    def client(self, spec: ModelSpec, agent: str, meter: Meter) -> ChatCompletionClient: ...
+
+
 class RowContext:
     """Builds agents for one row; ``meter`` counts their calls (logical and billed)."""
 
     def __init__(
         self,
         models: RoleModels,
-        clients: ClientFactory,
+        clients: Clients,
         meter: Meter | None = None,
         *,
         seed: int = 0,
