@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, key_settings, register_arm
+from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, key_settings
 from moot.harness.arms._context import RowContext
 from moot.harness.arms._prompts import ShortAnswer, solver
 from moot.harness.arms._vote import Selection, select_programs, vote_answers
@@ -188,8 +188,3 @@ def matched_k(calls_per_item: Sequence[int]) -> int:
     if not calls_per_item:
         raise ValueError("no debate rows to match")
     return max(1, math.floor(sum(calls_per_item) / len(calls_per_item) + 0.5))
-
-
-register_arm(Single.name, Single)
-register_arm(SelfConsistency.name, SelfConsistency)
-register_arm(BestOfKTests.name, BestOfKTests)
