@@ -4,7 +4,8 @@ Agents are built here, never by the arm from a spec, so every call they make
 is metered, cached and limited (see ``_calls``) and lands in this row's meter.
 Model roles for ``--model ROLE=SPEC``: ``generator`` (whoever writes the
 answer), ``critic``, ``expert`` (all debaters) and ``expert_N`` (one of them),
-``arbiter``, ``judge`` (LLM-judge scoring).
+``arbiter``, ``judge`` (LLM-judge scoring); an arm may add its own (its ``model_roles``, read by
+``_registry.model_roles``).
 """
 
 from __future__ import annotations
