@@ -3,8 +3,9 @@ entry-point group ``moot.arms``, then those registered from code with :func:`reg
 
 An entry is an arm factory: ``factory(options)`` builds the arm from its ``key=value`` options (strings); an arm
 class whose ``__init__`` takes them is one. What the runner and the report need to know of an arm beyond the
-:class:`~moot.harness.arms._arm.Arm` protocol, they read from its factory (:func:`arm_trait`), so an arm added here,
-by a plugin or from code needs no edit anywhere else.
+:class:`~moot.harness.arms._arm.Arm` protocol, its class declares: the runner reads it from the arm it built, the
+report (which has only the arm names of its rows) from the factory by name (:func:`arm_trait`). So an arm added
+here, by a plugin or from code needs no edit anywhere else.
 """
 
 from __future__ import annotations
