@@ -58,7 +58,7 @@ from moot.models import SPEC_FORM, refusal
 from moot.roles import known_roles, role, role_origin
 from moot.scenario import SCENARIO_SUFFIXES, Scenario, load_scenario
 from moot.store import RunRecord, RunStatus, RunStore, resumable_state
-from moot.teams import AnswerOnce, Feedback, HumanInTheLoop, MootTeam, PlannerExecutor, load_preset
+from moot.teams import AnswerOnce, Feedback, HumanInTheLoop, MootTeam, load_preset
 
 app = typer.Typer(
     cls=OneLineGroup,
@@ -395,8 +395,8 @@ def _attach_human(team: MootTeam, pause_at: list[str]) -> None:
     """At a terminal a person answers feedback pauses and tool approvals; elsewhere the run suspends."""
     interactive = sys.stdin.isatty()
     team.human = HumanInTheLoop(pause_at, feedback=ConsoleFeedback(out) if interactive else None)
-    if isinstance(team, PlannerExecutor) and team.policy.approver is None and interactive:
-        team.policy.approver = ConsoleApprover(out)
+    if interactive:
+        team.ask_approvals_of(ConsoleApprover(out))
 
 
 def run_scenario(

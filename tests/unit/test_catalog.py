@@ -17,6 +17,7 @@ from moot.arbiters import _arbiter_files as arbiter_files
 from moot.catalog import _source
 from moot.cli import app
 from moot.conditions import ExpressionError, MaxRounds, parse_stop
+from moot.errors import ConfigError
 from moot.roles import RoleAgent, expert, role
 from moot.roles import _registry as registry
 from moot.scenario import Scenario
@@ -413,19 +414,39 @@ def test_a_preset_is_an_autogen_component_config(project):
 
 
 def test_each_topology_is_one_class_that_a_preset_file_names(tmp_path, monkeypatch):
-    from typing import get_args
+    from pydantic import ValidationError
 
     from moot.teams._presets import TeamFile
-    from moot.teams._topologies import TOPOLOGIES
+    from moot.teams._topologies import TOPOLOGIES, topology_names
 
     monkeypatch.chdir(tmp_path)  # plan_and_execute's file tools make their work directory here
-    assert get_args(TeamFile.model_fields["topology"].annotation) == tuple(TOPOLOGIES)
+    # a preset file names exactly the topologies in TOPOLOGIES (no plugin is installed here), and no other
+    assert tuple(topology_names()) == tuple(TOPOLOGIES)
+    with pytest.raises(ValidationError, match=f"valid topologies: {', '.join(TOPOLOGIES)}"):
+        TeamFile(name="x", description="x", topology="other", roles=[])
     model = idle("generator", "critic", "architect", "ops", "business", "arbiter", "planner", "executor")
     with model:
         for preset in (load_preset(name) for name in ("draft_review", "expert_panel", "plan_and_execute")):
             kind = TOPOLOGIES[preset.topology]
             assert preset.kind is kind and isinstance(preset.options, kind.options) and kind.name == preset.topology
             assert type(preset.build(model.spec)) is kind.team
+
+
+def test_a_code_debate_preset_names_its_topology_and_its_tests(project):
+    """CodeDebate is a topology like the others: a preset file names it, with the visible tests as options."""
+    coder = "description: writes programs\noutput: text\npersona: You write one Python function.\n"
+    write(project / "roles" / "coder_a.yaml", "name: coder_a\n" + coder)
+    write(project / "roles" / "coder_b.yaml", "name: coder_b\n" + coder)
+    write(project / "teams" / "coders.yaml", "name: coders\ndescription: x\ntopology: code_debate\n"
+          "roles: [coder_a, coder_b]\noptions:\n  tests: ['assert add(1, 2) == 3']\n  entry_point: add\n")  # fmt: skip
+    model = idle("coder_a", "coder_b")
+    with model:
+        team = load_preset("coders").build(model.spec)
+    assert isinstance(team, CodeDebate) and team.tests == ["assert add(1, 2) == 3"] and team.entry_point == "add"
+    write(project / "teams" / "untested.yaml", "name: untested\ndescription: x\ntopology: code_debate\n"
+          "roles: [coder_a, coder_b]\n")  # fmt: skip
+    with pytest.raises(ConfigError, match=r"options: .*tests"):
+        load_preset("untested")
 
 
 def test_a_preset_is_built_on_one_spec_as_on_the_command_line(project):

@@ -183,17 +183,20 @@ def test_help_names_the_ray_extra_and_the_exit_codes():
 
 def test_arms_help_lists_every_registered_arm_and_every_debate_arbiter(monkeypatch):
     from moot.cli import app
-    from moot.harness.arms import _arm
+    from moot.harness.arms import _registry
     from moot.harness.arms._sampling import Single
     from moot.harness.arms._team_arms import DebateSettings
 
     text = " ".join(CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "400"}).stdout.split())
-    for name in _arm.known_arms():  # best-of-k-tests and reflection-tests too
+    for name in _registry.known_arms():  # best-of-k-tests and reflection-tests too
         assert f" {name}," in text
     assert "arbiter=auto|rounds|vote|llm" in text
     assert DebateSettings().arbiter == "auto"  # the default the help explains
-    monkeypatch.setitem(_arm._ARMS, "my-arm", Single)  # an arm registered from code shows with no edit here
-    assert " debate, my-arm, reflection," in arms_help()
+    _registry.register_arm("my-arm", Single)  # an arm registered from code shows with no edit here
+    try:
+        assert " debate, my-arm, reflection," in arms_help()
+    finally:
+        _registry.unregister_arm("my-arm")
 
 
 @pytest.mark.parametrize(

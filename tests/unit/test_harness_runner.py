@@ -17,9 +17,9 @@ from moot.harness import (
     build_report,
     register_arm,
     run_comparison,
+    unregister_arm,
     write_report,
 )
-from moot.harness.arms._arm import _ARMS
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
 
 ARMS = ["single", "self-consistency?k=3", "reflection", "debate"]
@@ -237,7 +237,7 @@ def test_a_user_defined_arm_runs_like_a_built_in_one(sums, tmp_path, model):
     try:
         comparison = run(options(sums, tmp_path / "out", model(), arms=["oracle?style=smug", "single"]))
     finally:
-        del _ARMS["oracle"]
+        unregister_arm("oracle")
     rows = [r for r in comparison.rows if r.arm == "oracle?style=smug"]
     assert len(rows) == 4 and all(r.score == 1.0 and r.model_calls == 0 and r.metrics["cheat"] for r in rows)
 
@@ -355,8 +355,7 @@ def test_report_only_computes_nothing_and_reports_what_is_finished(sums, tmp_pat
 
 
 def test_graded_scores_use_the_paired_permutation_test_and_a_registered_suite(tmp_path, model):
-    from moot.harness import Item, Score, Suite, register_suite
-    from moot.harness.suites._suites import _SUITES
+    from moot.harness import Item, Score, Suite, register_suite, unregister_suite
 
     class Closeness:
         cheap = True
@@ -374,7 +373,7 @@ def test_graded_scores_use_the_paired_permutation_test_and_a_registered_suite(tm
     try:
         comparison = run(options("graded[:5]", tmp_path / "out", model(wrong={1, 3}), arms=["single", "debate"]))
     finally:
-        del _SUITES["graded"]
+        unregister_suite("graded")
     report = build_report(comparison)
     assert not report.binary and report.exact_first and report.items == 5  # partial credit: exact figures lead
     assert report.arms[0].accuracy == pytest.approx(3 / 5) and report.arms[0].graded is not None

@@ -1,10 +1,12 @@
 """The import graph stays layered: read from the source with ``ast``, so no module has to be imported.
 
 Every import counts: one inside a function (a lazy import hides a cycle from Python, not from the reader) and
-one under ``if TYPE_CHECKING:`` (it never runs, but the two modules still need each other to be read). Two
+one under ``if TYPE_CHECKING:`` (it never runs, but the two modules still need each other to be read). Three
 granularities are checked: units, ``moot``'s top-level modules and packages (``moot.cli``, ``moot.store``,
-``moot.teams`` ...), and single modules, so two modules of one package that import each other
-(``models/_spec`` and ``models/_providers`` did) are a cycle too.
+``moot.teams`` ...); the same one level down, inside every package that has sub-packages (``moot.harness``:
+``arms``, ``jobs``, ``reports`` and ``suites`` imported each other in two cycles that no module cycle showed);
+and single modules, so two modules of one package that import each other (``models/_spec`` and
+``models/_providers`` did) are a cycle too.
 """
 
 from __future__ import annotations
@@ -40,6 +42,30 @@ def _unit(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
+def _child(package: str, module: str) -> str | None:
+    """The child of ``package`` (a sub-package or module) that ``module`` is or lies in; None outside it, and for
+    the package's own ``__init__``, which gathers its children and so imports them all."""
+    if not module.startswith(package + "."):
+        return None
+    return ".".join(module.split(".")[: package.count(".") + 2])
+
+
+def _child_graph(package: str) -> dict[str, set[str]]:
+    """Which children of ``package`` import which others (``moot``'s children are the units)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for source, target in _edges():
+        source_child, target_child = _child(package, source), _child(package, target)
+        if source_child is not None and target_child is not None and source_child != target_child:
+            graph[source_child].add(target_child)
+    return graph
+
+
+def _packages_with_subpackages() -> list[str]:
+    """Every package of moot, ``moot`` itself included, one of whose children is a package."""
+    packages = {name for name, path in MODULES.items() if path.name == "__init__.py"}
+    return sorted(name for name in packages if any(other.rpartition(".")[0] == name for other in packages))
+
+
 def _imported(node: ast.ImportFrom) -> Iterator[str]:
     """The moot modules ``from X import a, b`` loads: ``X.a`` where that is a module (``from moot import cli``),
     else ``X`` itself."""
@@ -71,11 +97,7 @@ def _module_graph() -> dict[str, set[str]]:
 
 
 def _unit_graph() -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = defaultdict(set)
-    for source, target in _edges():
-        if _unit(source) != _unit(target) and _unit(source) != "moot":
-            graph[_unit(source)].add(_unit(target))
-    return graph
+    return _child_graph("moot")
 
 
 def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
@@ -137,6 +159,15 @@ def test_no_unit_imports_itself_back():
     graph = _unit_graph()
     cycles = sorted(unit for unit in list(graph) if unit in _reachable(graph, unit))
     assert not cycles, f"import cycles through: {', '.join(cycles)}"
+
+
+def test_no_sub_package_imports_itself_back():
+    packages = _packages_with_subpackages()
+    assert {"moot", "moot.harness"} <= set(packages), f"the walk misses packages with sub-packages: {packages}"
+    for package in packages:
+        graph = _child_graph(package)
+        cycles = sorted(child for child in list(graph) if child in _reachable(graph, child))
+        assert not cycles, f"import cycles inside {package} through: {', '.join(cycles)}"
 
 
 def test_no_module_imports_itself_back():

@@ -59,6 +59,31 @@ def test_a_registered_provider_parses_builds_and_checks_through_the_table():
         ModelSpec.parse("echo:small")
 
 
+def test_a_new_provider_queues_apart_from_the_embedded_model_and_retries_by_its_own_rule():
+    """A provider says where its calls queue and which faults are worth retrying; left unsaid, its calls queue per
+    server (never in the embedded model's queue) and faults classify by the generic rule."""
+
+    class Busy(Exception):
+        pass
+
+    def build(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
+        return ScriptedModel({"writer": ["hi"]}).client("writer")
+
+    register_provider("echo", build)
+    try:
+        spec = ModelSpec.parse("echo:small")
+        assert spec.endpoint == "echo:small" != ModelSpec.parse("local").endpoint
+        generic = spec.client("writer")
+        assert isinstance(generic, RetryingClient)
+        assert generic.transient(Busy()) is None and generic.transient(TimeoutError()) == "timeout"
+        register_provider("echo", build, transient=lambda exc: "server_error" if isinstance(exc, Busy) else None)
+        own = spec.client("writer")
+        assert isinstance(own, RetryingClient)
+        assert own.transient(Busy()) == "server_error" and own.transient(TimeoutError()) is None
+    finally:
+        unregister_provider("echo")
+
+
 def test_a_provider_name_must_be_a_spec_word():
     with pytest.raises(ConfigError, match="bad provider name 'Echo:x'"):
         register_provider("Echo:x", lambda spec, agent: ScriptedModel({}).client(agent))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from moot.harness import CompareOptions, Comparison, ResultRow, build_report, load_suite, write_report
-from moot.harness.arms._arm import build_arm
+from moot.harness.arms._registry import build_arm
 from moot.harness.jobs._results import ResultStore
 from moot.harness.jobs._runner import RESULTS_FILE, ComparedArm
 from moot.harness.reports._render import markdown, tables

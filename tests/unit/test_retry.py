@@ -102,6 +102,26 @@ async def test_anything_else_propagates_at_once_unchanged(fault):
     assert (sleeps, client.attempts, client.retries, sum(client.faults.values())) == ([], 1, 0, 0)
 
 
+async def test_a_provider_s_own_rule_decides_what_is_retried():
+    """A provider whose SDK says "busy" its own way gives its rule (``Provider.transient``), which replaces the
+    generic one: its fault is retried, and a fault the generic rule would retry is not, unless the rule says so."""
+
+    class Busy(Exception):
+        pass
+
+    def rule(exc: BaseException) -> str | None:
+        return "server_error" if isinstance(exc, Busy) else None
+
+    client, sleeps = retrying(Busy(), "ok", transient=rule)
+    assert (await client.create(PROMPT)).content == "ok"
+    assert (client.attempts, client.retries, dict(client.faults), len(sleeps)) == (2, 1, {"server_error": 1}, 1)
+    timeout = TimeoutError()
+    client, sleeps = retrying(timeout, "never reached", transient=rule)
+    with pytest.raises(TimeoutError) as info:
+        await client.create(PROMPT)
+    assert info.value is timeout and (client.attempts, sleeps) == (1, [])
+
+
 async def test_backoff_doubles_from_base_and_is_capped_at_max_delay():
     policy = RetryPolicy(max_attempts=6, base_delay=1.0, max_delay=5.0)
     client, sleeps = retrying(*[provider_fault("500")] * 5, "ok", policy=policy, random=lambda: 1.0)

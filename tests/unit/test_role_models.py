@@ -8,8 +8,8 @@ import pytest
 
 from moot.catalog import _source
 from moot.harness import RowContext
+from moot.harness.arms._context import MODEL_ROLES
 from moot.harness.jobs._calls import ClientFactory, EndpointLimits
-from moot.harness.jobs._context import MODEL_ROLES
 from moot.models import ModelSpec
 from moot.roles import RoleModels, built_in_role, parse_model_options
 from moot.scenario import Scenario

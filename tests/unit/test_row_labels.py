@@ -12,7 +12,8 @@ import pytest
 
 from moot.errors import ConfigError
 from moot.harness import CompareOptions, build_report, run_comparison, write_report
-from moot.harness.arms._arm import build_arm, canonical_spec
+from moot.harness.arms._arm import canonical_spec
+from moot.harness.arms._registry import build_arm
 from moot.harness.jobs._provenance import UNKNOWN_MODEL, answered_by, model_identity, models_answering
 from moot.harness.jobs._results import ResultStore, arm_key
 from moot.harness.suites._suites import load_suite

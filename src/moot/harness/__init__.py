@@ -2,7 +2,8 @@
 
 Four parts, one subpackage each: ``suites/`` (items and scorers), ``arms/`` (the configurations compared),
 ``jobs/`` (jobs, model calls, executors, the runner and its results store) and ``reports/`` (statistics
-and writers); ``_cli.py`` is ``moot compare``. From code::
+and writers); ``_cli.py`` is ``moot compare``. Each imports only those listed before it (suites, arms, jobs,
+reports), which ``tests/unit/test_imports.py`` checks. From code::
 
     options = CompareOptions(suite="humaneval[:20]", arms=["single", "debate", "self-consistency"],
                              models=["local"], out=Path("out"), compute_matched=True)
@@ -11,14 +12,15 @@ and writers); ``_cli.py`` is ``moot compare``. From code::
     write_report(report, options.out)
 
 Add suites with :func:`register_suite` (or a JSONL/YAML file) and arms with
-:func:`register_arm` (anything with ``name``, ``settings``, ``check``, ``solve``).
+:func:`register_arm` (anything with ``name``, ``settings``, ``check``, ``solve``), or from an installed package
+through the entry-point groups ``moot.suites`` and ``moot.arms`` (docs/plugins.md).
 """
 
-from moot.harness.arms import _sampling, _team_arms  # noqa: F401  (registers the built-in arms)
-from moot.harness.arms._arm import ARM_FORMS, Arm, Attempt, Reply, ask, build_arm, known_arms, register_arm
-from moot.harness.arms._sampling import SelfConsistency, Single
+from moot.harness.arms._arm import ARM_FORMS, Arm, Attempt, Reply, ask
+from moot.harness.arms._context import MODEL_ROLES, RowContext
+from moot.harness.arms._registry import build_arm, known_arms, register_arm, unregister_arm
+from moot.harness.arms._sampling import SelfConsistency, Single, matched_k
 from moot.harness.arms._team_arms import DebateArm, ReflectionArm, TestReflectionArm
-from moot.harness.jobs._context import MODEL_ROLES, RowContext
 from moot.harness.jobs._results import ResultRow, ResultStore
 from moot.harness.jobs._runner import CompareOptions, Comparison, ProgressSink, run_comparison
 from moot.harness.reports._report import ArmSummary, PairSummary, Provenance, Report, build_report
@@ -28,14 +30,13 @@ from moot.harness.reports._stats import (
     bootstrap_mean,
     compare_paired,
     holm,
-    matched_k,
     mcnemar_exact,
     paired_permutation,
 )
 from moot.harness.reports._write import ReportFiles, write_report
 from moot.harness.suites._items import AnswerFormat, CodeTask, Item, Score, ScoreContext, Scorer, Suite
 from moot.harness.suites._scorers import CodeTests, ExactMatch, Judgement, LLMJudge, NumericMatch, RegexMatch
-from moot.harness.suites._suites import SUITE_FORMS, load_suite, register_suite
+from moot.harness.suites._suites import SUITE_FORMS, load_suite, register_suite, unregister_suite
 from moot.models import Meter
 
 __all__ = [
@@ -91,5 +92,7 @@ __all__ = [
     "register_arm",
     "register_suite",
     "run_comparison",
+    "unregister_arm",
+    "unregister_suite",
     "write_report",
 ]

@@ -31,9 +31,10 @@ from rich.progress import (
 from rich.text import Text
 
 from moot._exit_codes import INTERRUPTED, PARTIAL, Interrupted, refuse, run_until_signal
+from moot._plugins import PluginError
 from moot.boundary import TerminalConsole
 from moot.errors import ConfigError
-from moot.harness.arms._arm import known_arms
+from moot.harness.arms._registry import known_arms
 from moot.harness.arms._team_arms import DebateSettings
 from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import (
@@ -175,12 +176,21 @@ async def _run(runner: PreparedComparison) -> Comparison:
         runner.close()
 
 
+def _arm_names() -> list[str]:
+    """The arms to list: built by import, help text must not fail on a broken plugin, which the command itself then
+    refuses in one line when it looks its arms up; until then the help lists the arms that did load."""
+    try:
+        return known_arms()
+    except PluginError:
+        return known_arms(plugins=False)
+
+
 def arms_help() -> str:
     """``--arms``'s help: every arm in the registry (a new arm shows by itself) and the debate's arbiters, read from
     its settings, so the help names no arm or arbiter value the code lacks nor leaves one out."""
     arbiters = "|".join(get_args(DebateSettings.model_fields["arbiter"].annotation))
     return escape(
-        f"Comma-separated arms, each NAME[?key=value&...]; NAME one of {', '.join(known_arms())}, or one registered "
+        f"Comma-separated arms, each NAME[?key=value&...]; NAME one of {', '.join(_arm_names())}, or one registered "
         f"in code. E.g. self-consistency[?k=N], debate[?experts=N&rounds=N&arbiter={arbiters}] (auto: a vote over "
         "every round for short answers, the program vote for code)."
     )

@@ -9,7 +9,8 @@ Every client answers one :class:`Request` (``_request.py``): AutoGen's
 change it.
 
 Spec -> client is one table of providers (``_spec.py``, the built-ins
-registered by ``_providers.py``): ``register_provider`` adds a provider.
+registered by ``_providers.py``): ``register_provider`` adds a provider from code, and an installed package adds
+one under the entry-point group ``moot.providers`` (docs/plugins.md).
 Scripted models (``scripted:NAME``) are production code, for dry runs as much
 as for tests; ``moot.testing`` re-exports them for tests. The ``Meter`` that
 counts calls lives below every package (``moot._meter``) and is re-exported here.
@@ -20,7 +21,7 @@ from moot._meter import Meter, TokenTotals, meter_metadata, metered
 from moot.models._delegating import DelegatingClient
 from moot.models._deterministic import DeterministicModel
 from moot.models._request import JsonOutput, Request, RequestClient, ToolChoice
-from moot.models._retry import RetryingClient, RetryPolicy, refusal
+from moot.models._retry import Classify, RetryingClient, RetryPolicy, refusal, transient_kind
 from moot.models._scripted import (
     Script,
     ScriptedCall,
@@ -37,6 +38,7 @@ from moot.models._whole_reply import WholeReplyStream
 
 __all__ = [
     "SPEC_FORM",
+    "Classify",
     "DelegatingClient",
     "DeterministicModel",
     "JsonOutput",
@@ -63,6 +65,7 @@ __all__ = [
     "register_provider",
     "register_script",
     "registered_scripts",
+    "transient_kind",
     "unregister_provider",
     "unregister_script",
 ]

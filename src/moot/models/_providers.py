@@ -1,4 +1,4 @@
-"""The built-in providers, registered in the table ``_spec.py`` keeps: ``local`` (the embedded model),
+"""The built-in providers, added to the table ``_spec.py`` keeps (``_PROVIDERS``): ``local`` (the embedded model),
 ``openai`` (OpenAI and any compatible server), ``scripted`` (scripts by name) and ``component`` (any AutoGen
 model client, by its component config: ``_component.py``).
 
@@ -14,7 +14,7 @@ from moot.embedded import DEFAULT_MODEL, model_path, require_installed, shared_e
 from moot.errors import ConfigError, ModelUnavailableError
 from moot.models._deterministic import BUILT_IN, DeterministicModel
 from moot.models._scripted import Script, find_script, registered_scripts
-from moot.models._spec import ModelSpec, register_provider
+from moot.models._spec import _PROVIDERS, ModelSpec, Provider
 
 __all__ = ["scripted_model"]
 
@@ -122,15 +122,24 @@ def _check_scripted(spec: ModelSpec) -> None:
     scripted_model(spec)
 
 
-register_provider("local", _local, _check_local, runs_here=True, info=_local_info, endpoint=lambda spec: "local")
-register_provider(
-    "openai", _openai, _check_openai, info=_openai_info, endpoint=_openai_endpoint, credentials=_openai_credentials
+_PROVIDERS.add_builtin(
+    "local", Provider(_local, _check_local, runs_here=True, info=_local_info, endpoint=lambda spec: "local")
 )
-register_provider(
-    "scripted", _scripted, _check_scripted, retried=False, runs_here=True,
-    endpoint=lambda spec: f"scripted:{spec.model or 'default'}",
+_PROVIDERS.add_builtin(
+    "openai",
+    Provider(_openai, _check_openai, info=_openai_info, endpoint=_openai_endpoint, credentials=_openai_credentials),
+)
+_PROVIDERS.add_builtin(
+    "scripted",
+    Provider(
+        _scripted, _check_scripted, retried=False, runs_here=True,
+        endpoint=lambda spec: f"scripted:{spec.model or 'default'}",
+    ),
 )  # fmt: skip
-register_provider(
-    "component", _component, _check_component, info=_component_info, endpoint=_component_endpoint,
-    credentials=_component_credentials,
+_PROVIDERS.add_builtin(
+    "component",
+    Provider(
+        _component, _check_component, info=_component_info, endpoint=_component_endpoint,
+        credentials=_component_credentials,
+    ),
 )  # fmt: skip

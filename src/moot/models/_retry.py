@@ -36,6 +36,7 @@ from moot.models._delegating import DelegatingClient
 from moot.models._request import Request, Stream
 
 __all__ = [
+    "Classify",
     "RetryPolicy",
     "RetryingClient",
     "RetryingClientConfig",
@@ -46,6 +47,9 @@ __all__ = [
 ]
 
 Sleep = Callable[[float], Awaitable[None]]
+Classify = Callable[[BaseException], str | None]
+"""A fault -> the kind of transient fault it is (``timeout``, ``connection``, ``rate_limit``, ``server_error``),
+or None for one that retrying cannot fix: :func:`transient_kind` is the generic one."""
 
 
 class RetryPolicy(BaseModel):
@@ -273,6 +277,7 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
         model: str | None = None,
         deadline: float | None = None,
         credentials: str | None = None,
+        transient: Classify | None = None,
         sleep: Sleep = asyncio.sleep,
         random: Callable[[], float] = _random.random,
         clock: Callable[[], float] = time.time,
@@ -284,6 +289,9 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
         """Seconds one attempt may take; past it the attempt is abandoned as a timeout (and retried)."""
         self.credentials = credentials
         """Where the model's key comes from (``$OPENAI_API_KEY``), as a refusal of it is told (:func:`refusal`)."""
+        self.transient: Classify = transient or transient_kind
+        """How a fault classifies: its provider's own rule (:attr:`moot.models.Provider.transient`), else the
+        generic one."""
         self._sleep, self._random, self._clock = sleep, random, clock
         self.attempts = 0
         """Calls made to the inner client."""
@@ -313,7 +321,7 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
                 async with asyncio.timeout(self.deadline):
                     return await request.send(self.inner)
             except Exception as exc:
-                kind = transient_kind(exc)
+                kind = self.transient(exc)
                 if kind is None:
                     self._mark(exc)
                     raise
@@ -334,7 +342,7 @@ class RetryingClient(DelegatingClient, Component[RetryingClientConfig]):
                     except StopAsyncIteration:
                         return
                     except Exception as exc:
-                        kind = transient_kind(exc)
+                        kind = self.transient(exc)
                         if kind is None:
                             self._mark(exc)
                             raise

@@ -30,6 +30,7 @@ from autogen_core import ComponentModel
 from autogen_core.models import ChatCompletionClient, ModelInfo
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from moot._plugins import Registry
 from moot.boundary import one_line
 from moot.errors import ConfigError
 from moot.models._component_text import (
@@ -40,7 +41,7 @@ from moot.models._component_text import (
     file_alias,
     split_component,
 )
-from moot.models._retry import RetryingClient
+from moot.models._retry import Classify, RetryingClient, transient_kind
 from moot.models._spec_text import QUERY_KEYS, RESPONSE_FORMATS, SPEC_FORM, ResponseFormat, parse_fields
 
 __all__ = [
@@ -423,9 +424,18 @@ class Provider:
     ``base_url`` (else its model)."""
     credentials: Callable[[ModelSpec], str] | None = None
     """Where the spec's client finds its key, as a refusal (401, 403) names it; None: the provider's own key."""
+    transient: Classify = transient_kind
+    """Which of the client's faults are worth retrying, and as what kind (``timeout``, ``connection``,
+    ``rate_limit``, ``server_error``; None: not transient, raised at once). The default reads what every common
+    SDK's exceptions carry (HTTP status, class names, network errors); a provider whose SDK says it otherwise
+    gives its own rule, which may fall back on :func:`moot.models.transient_kind`."""
 
 
-_PROVIDERS: dict[str, Provider] = {}
+_PROVIDERS: Registry[Provider] = Registry(
+    "provider", "moot.providers", lambda value: isinstance(value, Provider), "a moot.models.Provider"
+)
+"""The providers a spec may name: the built-ins (``_providers.py``), then installed plugins' (entry-point group
+``moot.providers``, each a :class:`Provider`), then those registered from code."""
 
 
 def register_provider(
@@ -438,6 +448,7 @@ def register_provider(
     info: Callable[[ModelSpec], ModelInfo] | None = None,
     endpoint: Callable[[ModelSpec], str] | None = None,
     credentials: Callable[[ModelSpec], str] | None = None,
+    transient: Classify = transient_kind,
 ) -> None:
     """Make ``NAME[:MODEL]`` specs build their clients with ``build``; a name registered again is replaced.
 
@@ -446,22 +457,22 @@ def register_provider(
     """
     if not _NAME.match(name):
         raise ConfigError(f"bad provider name {name!r}: lowercase letters, digits, '_' and '-', starting with a letter")
-    _PROVIDERS[name] = Provider(build, check, retried, runs_here, info, endpoint, credentials)
+    _PROVIDERS.register(name, Provider(build, check, retried, runs_here, info, endpoint, credentials, transient))
 
 
 def unregister_provider(name: str) -> None:
-    _PROVIDERS.pop(name, None)
+    _PROVIDERS.unregister(name)
 
 
 def provider_names() -> tuple[str, ...]:
-    """The providers a spec may name, in registration order (built-ins first)."""
-    return tuple(_PROVIDERS)
+    """The providers a spec may name: built-ins first, then plugins', then those registered from code."""
+    return tuple(_PROVIDERS.names())
 
 
 def provider(name: str) -> Provider:
     found = _PROVIDERS.get(name)
     if found is None:
-        raise ConfigError(f"unknown provider {name!r}; valid providers: {', '.join(_PROVIDERS)}")
+        raise ConfigError(f"unknown provider {name!r}; valid providers: {', '.join(_PROVIDERS.names())}")
     return found
 
 
@@ -472,7 +483,9 @@ def build_client(spec: ModelSpec, agent: str | None) -> ChatCompletionClient:
     if not chosen.retried:
         return client
     where = chosen.credentials(spec) if chosen.credentials is not None else None
-    return RetryingClient(client, model=_label(spec), deadline=spec.effective_timeout, credentials=where)
+    return RetryingClient(
+        client, model=_label(spec), deadline=spec.effective_timeout, credentials=where, transient=chosen.transient
+    )
 
 
 def model_info_of(spec: ModelSpec) -> ModelInfo:

@@ -23,12 +23,22 @@ from moot.teams._planner_executor import PlannerExecutor, PlannerExecutorConfig,
 from moot.teams._presets import TeamPreset, known_presets, load_preset
 from moot.teams._records import MootResult, Usage
 from moot.teams._reflection import Reflection, ReflectionConfig, ReflectionResult, ReflectionRound, Revision
+from moot.teams._topologies import (
+    TOPOLOGIES,
+    TeamParts,
+    Topology,
+    register_topology,
+    topology,
+    topology_names,
+    unregister_topology,
+)
 
 __all__ = [
     "FINAL",
     "NO_OUTPUT",
     "POINTS",
     "ROUND",
+    "TOPOLOGIES",
     "AnswerOnce",
     "CallbackFeedback",
     "CodeChoice",
@@ -60,7 +70,9 @@ __all__ = [
     "RunInfo",
     "StepRecord",
     "TeamHooks",
+    "TeamParts",
     "TeamPreset",
+    "Topology",
     "Usage",
     "default_code_debate_stop",
     "default_debate_stop",
@@ -68,4 +80,8 @@ __all__ = [
     "known_presets",
     "load_preset",
     "program_evidence",
+    "register_topology",
+    "topology",
+    "topology_names",
+    "unregister_topology",
 ]

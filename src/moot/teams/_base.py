@@ -38,6 +38,7 @@ from moot.store import RunInfo, RunStatus, TeamHooks
 from moot.teams._human import HumanInTheLoop, default_summary, with_human_note
 from moot.teams._loop import Message, MootFault, RunLoop, RunStream
 from moot.teams._records import MootResult, account
+from moot.tools import Approver
 from moot.tracing import Tracer, TraceSink, default_trace_dir, traced
 
 __all__ = ["Message", "MessageTypes", "MootFault", "MootTeam", "Stop", "Task", "checked_experts", "loaded_stop"]
@@ -156,6 +157,11 @@ class MootTeam(Team):
     @abstractmethod
     def _agents(self) -> list[ChatAgent]:
         """The team's agents: whose model specs a run records."""
+
+    def ask_approvals_of(self, approver: Approver) -> None:
+        """Tool calls this team's permission policy holds for approval go to ``approver`` unless the policy already
+        has one (``moot run`` passes the terminal's, at a terminal). A team that calls no tools has nothing to
+        approve and ignores it: the default."""
 
     def _on_fault(self, error: MootFault) -> None:
         """Account for a turn that failed for good (malformed output, a broken tool, a model out of retries):

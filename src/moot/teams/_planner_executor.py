@@ -64,7 +64,7 @@ from moot.teams._plan_records import (
     unmet_denials,
 )
 from moot.teams._records import add_usage, fingerprint
-from moot.tools import PermissionPolicy, Rule, Tool, ToolBox, ToolSource
+from moot.tools import Approver, PermissionPolicy, Rule, Tool, ToolBox, ToolSource
 
 __all__ = ["PlannerExecutor", "PlannerExecutorConfig", "RuleConfig", "default_planner_executor_stop"]
 
@@ -201,6 +201,11 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
 
     def _agents(self) -> list[ChatAgent]:
         return [self.planner, self.executor]
+
+    def ask_approvals_of(self, approver: Approver) -> None:
+        """The executor's tool calls that the policy holds for approval go to ``approver``, unless it has one."""
+        if self.policy.approver is None:
+            self.policy.approver = approver
 
     async def _plan(self, token: CancellationToken) -> list[Message]:
         prompt = render_prompt("turns/plan", task=self.state.task, tools=self._tool_lines())

@@ -13,11 +13,12 @@ options::
     options: {answers: [split, keep, defer]}
 
 Participants by topology: ``reflection`` the first role writes and the others
-review; ``debate`` every role is an expert; ``planner_executor`` a planner
+review; ``debate`` and ``code_debate`` every role is an expert; ``planner_executor`` a planner
 then an executor. Each topology is one class in ``_topologies.py`` (its options,
 seats, arbiter rule, team class and how the team is built), looked up by name
-in ``TOPOLOGIES``. A preset is data AutoGen tooling can read too:
-:meth:`TeamPreset.component` is the team's ``dump_component()`` form.
+with ``topology`` (moot's own, an installed plugin's, or one registered from code).
+A preset is data AutoGen tooling can read too: :meth:`TeamPreset.component` is
+the team's ``dump_component()`` form.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from autogen_agentchat.base import TerminationCondition
 from autogen_core import ComponentModel
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, field_validator
 
 from moot.arbiters import Arbiter, ArbiterSpec, load_arbiter
 from moot.boundary import argument_error, checked_optional_text, checked_strings, checked_text
@@ -40,23 +41,30 @@ from moot.errors import ConfigError
 from moot.models import ModelSpec, Script
 from moot.roles import ModelsFor, RoleAgent, role, role_models
 from moot.teams._base import MootTeam
-from moot.teams._topologies import TOPOLOGIES, TeamParts, Topology
+from moot.teams._topologies import TeamParts, Topology, topology, topology_names
 
 __all__ = ["TeamFile", "TeamPreset", "known_presets", "load_preset"]
-
-TopologyName = Literal[tuple(TOPOLOGIES)]  # type: ignore[valid-type]
-"""The names in :data:`TOPOLOGIES`: a preset file naming another is refused with the valid ones listed."""
 
 
 class TeamFile(CatalogFile):
     """The fields of a team preset file."""
 
-    topology: TopologyName
+    topology: str
+    """A name :func:`topology_names` lists: a preset file naming another is refused with the valid ones listed."""
     roles: list[str]
     arbiter: str | None = None
     termination: str | None = None
     """A stop expression (``consensus | max_rounds(3)``); none: the topology's default stop."""
     options: dict[str, Any] = {}
+
+    @field_validator("topology")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        """A topology moot has, an installed plugin adds, or code registered; any other is refused, listing them."""
+        names = topology_names()
+        if name not in names:
+            raise ValueError(f"unknown topology {name!r}; valid topologies: {', '.join(names)}")
+        return name
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,7 @@ class TeamPreset:
     name: str
     description: str
     topology: str
-    """A name in :data:`TOPOLOGIES`."""
+    """A name :func:`topology_names` lists."""
     roles: tuple[str, ...]
     arbiter: ArbiterSpec | None
     termination: str | None
@@ -76,7 +84,7 @@ class TeamPreset:
     @property
     def kind(self) -> type[Topology[Any]]:
         """The topology class :attr:`topology` names."""
-        return TOPOLOGIES[self.topology]
+        return topology(self.topology)
 
     @property
     def participants(self) -> tuple[str, ...]:
@@ -218,7 +226,7 @@ def _arbiter(document: Document, name: str | None) -> ArbiterSpec | None:
 
 
 def _options(document: Document, spec: TeamFile) -> BaseModel:
-    model = TOPOLOGIES[spec.topology].options
+    model = topology(spec.topology).options
     try:
         return model.model_validate(spec.options)
     except ValidationError as exc:

@@ -1,12 +1,12 @@
-"""The topologies a team preset may name, one ``Topology`` class each, listed in ``TOPOLOGIES``.
+"""The topologies a team preset may name, one ``Topology`` class each: moot's own in ``TOPOLOGIES``, then those
+installed packages declare under the entry-point group ``moot.topologies``, then those registered from code with
+:func:`register_topology` (:func:`topology` looks a name up in all three).
 
-Adding a topology a preset can name takes, today: its team class, a ``MootTeam`` subclass with its state model
-and the hooks docs/architecture.md lists under "What a topology writes" (written once, like ``_debate.py``); its
-options model and ``Topology`` class here; and its entry in the ``TOPOLOGIES`` tuple below, which is also what
-makes its name valid in a preset file (``_presets.py`` derives the names from it). A team class with no entry
-(``CodeDebate``) runs from code and from moot compare, but no preset can name it. Optional: result blocks
-registered for its result type in ``moot/display/_result_blocks.py`` (else the generic ones), and exports from
-``moot.teams`` and ``moot``.
+Adding a topology a preset can name takes: its team class, a ``MootTeam`` subclass with its state model and the
+hooks docs/architecture.md lists under "What a topology writes" (written once, like ``_debate.py``); its options
+model and ``Topology`` subclass; and, in moot, its entry in ``TOPOLOGIES`` below (from a plugin, the entry point
+instead). Optional: result blocks registered for its result type in ``moot/display/_result_blocks.py`` (else the
+generic ones), and exports from ``moot.teams`` and ``moot``.
 
 A topology class carries everything a preset needs to know of it: the name a
 preset file gives (``topology: debate``), the options model its ``options:``
@@ -25,9 +25,12 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from autogen_agentchat.base import TerminationCondition
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot._plugins import Registry
 from moot.arbiters import Arbiter
+from moot.errors import ConfigError
 from moot.roles import RoleAgent
 from moot.teams._base import MootTeam
+from moot.teams._code_debate import CodeDebate
 from moot.teams._debate import Debate
 from moot.teams._planner_executor import PlannerExecutor
 from moot.teams._reflection import Reflection, Revision
@@ -35,11 +38,16 @@ from moot.tools import Tool, read_file_tool, run_python_tool, write_file_tool
 
 __all__ = [
     "TOPOLOGIES",
+    "CodeDebateOptions",
     "DebateOptions",
     "PlannerExecutorOptions",
     "ReflectionOptions",
     "TeamParts",
     "Topology",
+    "register_topology",
+    "topology",
+    "topology_names",
+    "unregister_topology",
 ]
 
 
@@ -58,6 +66,19 @@ class DebateOptions(BaseModel):
     """The answers the experts and the arbiter must choose from (empty: free answers)."""
     answer_pattern: str | None = None
     seed: int = 0
+
+
+class CodeDebateOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tests: list[str] = Field(min_length=1)
+    """The visible tests every candidate program runs on (``assert add(1, 2) == 3``)."""
+    stub: str = ""
+    """The signature and docstring the programs complete."""
+    entry_point: str | None = None
+    """The tested function's name."""
+    probe_calls: list[str] = []
+    """Calls whose outputs group candidates by behaviour (``add(2, 2)``)."""
 
 
 class PlannerExecutorOptions(BaseModel):
@@ -139,6 +160,21 @@ class DebateTopology(Topology[DebateOptions]):
         )  # fmt: skip
 
 
+class CodeDebateTopology(Topology[CodeDebateOptions]):
+    """Every role is an expert writing a program; the tests' evidence rules (no arbiter)."""
+
+    name = "code_debate"
+    team = CodeDebate
+    options = CodeDebateOptions
+
+    @classmethod
+    def build(cls, parts: TeamParts, options: CodeDebateOptions) -> MootTeam:
+        return CodeDebate(
+            parts.agents, options.tests, stub=options.stub, entry_point=options.entry_point,
+            probe_calls=options.probe_calls, stop=parts.stop, name=parts.name, description=parts.description,
+        )  # fmt: skip
+
+
 class PlannerExecutorTopology(Topology[PlannerExecutorOptions]):
     """A planner, then an executor that performs each step with one tool call."""
 
@@ -165,6 +201,38 @@ def _tools(options: PlannerExecutorOptions) -> list[Tool]:
 
 
 TOPOLOGIES: dict[str, type[Topology[Any]]] = {
-    t.name: t for t in (ReflectionTopology, DebateTopology, PlannerExecutorTopology)
+    t.name: t for t in (ReflectionTopology, DebateTopology, CodeDebateTopology, PlannerExecutorTopology)
 }
-"""Every topology a preset may name, by name, in the order error messages list them."""
+"""moot's own topologies, by name, in the order error messages list them."""
+
+
+def _is_topology(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, Topology)
+
+
+_TOPOLOGIES: Registry[type[Topology[Any]]] = Registry(
+    "topology", "moot.topologies", _is_topology, "a Topology subclass (moot.teams.Topology)", builtins=TOPOLOGIES
+)
+
+
+def register_topology(kind: type[Topology[Any]]) -> None:
+    """Make ``topology: NAME`` (``kind.name``) valid in a preset file, from code."""
+    _TOPOLOGIES.register(kind.name, kind)
+
+
+def unregister_topology(name: str) -> None:
+    """Forget a topology registered from code."""
+    _TOPOLOGIES.unregister(name)
+
+
+def topology_names() -> list[str]:
+    """Every name a preset may give: moot's own, then plugins', then those registered from code."""
+    return _TOPOLOGIES.names()
+
+
+def topology(name: str) -> type[Topology[Any]]:
+    """The topology a preset names; an unknown name is one ConfigError line listing the valid ones."""
+    found = _TOPOLOGIES.get(name)
+    if found is None:
+        raise ConfigError(f"unknown topology {name!r}; valid topologies: {', '.join(topology_names())}")
+    return found

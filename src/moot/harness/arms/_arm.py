@@ -4,12 +4,15 @@ An arm is anything with a ``name``, ``settings`` (what identifies its
 configuration: part of the resume key and shown in the report), ``check``
 (refuse a suite it cannot run on, before any call) and ``solve`` (one item,
 using agents from the RowContext so every call is metered and cached).
-Register your own with :func:`register_arm`; its spec is ``NAME?key=value``.
+Three optional class attributes tell the runner and the report what they would otherwise need the arm's name
+for (``first_round_name``, ``compute_reference``, ``model_roles``: see :class:`Arm`). Register your own with
+:func:`moot.harness.register_arm`, or from an installed package under the entry-point group ``moot.arms``
+(``_registry.py``); its spec is ``NAME?key=value``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -17,9 +20,8 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from moot.errors import ConfigError, MalformedOutputError
-from moot.harness.jobs._context import RowContext
+from moot.harness.arms._context import RowContext
 from moot.harness.suites._items import Item, Suite
-from moot.harness.suites._selectors import parse_spec
 from moot.roles import RoleAgent
 
 __all__ = [
@@ -29,12 +31,9 @@ __all__ = [
     "Reply",
     "arm_settings",
     "ask",
-    "build_arm",
     "by_answers",
     "canonical_spec",
     "key_settings",
-    "known_arms",
-    "register_arm",
     "spell",
 ]
 
@@ -63,6 +62,18 @@ class Attempt:
 
 
 class Arm(Protocol):
+    """A configuration compared. Besides these members an arm class may declare, read from it by name
+    (``arm_trait`` in ``_registry.py``) and so optional:
+
+    * ``first_round_name: str | None``: what its answer after round 1 is called (a debate's ``"first-round vote"``, a
+      reflection's ``"first draft"``), for an arm that runs rounds and sets :attr:`Attempt.first_round`; the report
+      then shows what the later rounds bought. None (the default): the arm runs no rounds.
+    * ``compute_reference: bool``: under ``--compute-matched`` the sampling arms' k is sized to this arm's mean
+      model calls per item (the debate); False by default.
+    * ``model_roles: tuple[str, ...]``: model roles the arm asks :meth:`RowContext.spec` for beyond the built-in
+      ones (``MODEL_ROLES``), so ``--model ROLE=SPEC`` may set them; none by default.
+    """
+
     name: str
 
     @property
@@ -71,29 +82,6 @@ class Arm(Protocol):
     def check(self, suite: Suite) -> None: ...
 
     async def solve(self, item: Item, ctx: RowContext) -> Attempt: ...
-
-
-ArmFactory = Callable[[dict[str, str]], Arm]
-_ARMS: dict[str, ArmFactory] = {}
-
-
-def register_arm(name: str, factory: ArmFactory) -> None:
-    """Make ``name[?options]`` usable in ``--arms``; ``factory(options)`` builds the arm (options are strings)."""
-    _ARMS[name] = factory
-
-
-def known_arms() -> list[str]:
-    return sorted(_ARMS)
-
-
-def build_arm(spec: str) -> Arm:
-    parts = parse_spec(spec, what="arm spec", forms=ARM_FORMS)
-    if parts.slice is not None:
-        raise ConfigError(f"bad arm spec {spec!r}: arms take no slice; forms: {ARM_FORMS}")
-    factory = _ARMS.get(parts.name)
-    if factory is None:
-        raise ConfigError(f"unknown arm {parts.name!r}; known arms: {', '.join(known_arms())}")
-    return factory(dict(parts.params))
 
 
 Settings = TypeVar("Settings", bound=BaseModel)

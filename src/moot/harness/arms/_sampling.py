@@ -17,21 +17,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, key_settings, register_arm
+from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, key_settings
+from moot.harness.arms._context import RowContext
 from moot.harness.arms._prompts import ShortAnswer, solver
 from moot.harness.arms._vote import Selection, select_programs, vote_answers
-from moot.harness.jobs._context import RowContext
 from moot.harness.suites._items import Item, Suite
 from moot.models import ModelSpec
 from moot.roles import GENERATOR
 
-__all__ = ["SAMPLE_SEEDS", "BestOfKTests", "SelfConsistency", "Single", "short_answer", "single_call"]
+__all__ = ["SAMPLE_SEEDS", "BestOfKTests", "SelfConsistency", "Single", "matched_k", "short_answer", "single_call"]
 
 SAMPLE_SEEDS = 100
 """A sampling arm's own sample i runs on seed base + SAMPLE_SEEDS + i: never a debate expert's seed (base + i)."""
@@ -182,6 +183,8 @@ class BestOfKTests(SelfConsistency):
             )
 
 
-register_arm(Single.name, Single)
-register_arm(SelfConsistency.name, SelfConsistency)
-register_arm(BestOfKTests.name, BestOfKTests)
+def matched_k(calls_per_item: Sequence[int]) -> int:
+    """Self-consistency's k at equal compute: the debate arm's mean calls per item, rounded half up, at least 1."""
+    if not calls_per_item:
+        raise ValueError("no debate rows to match")
+    return max(1, math.floor(sum(calls_per_item) / len(calls_per_item) + 0.5))

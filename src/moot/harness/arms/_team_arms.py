@@ -34,10 +34,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from moot.arbiters import Arbiter, MajorityVote, RoundsVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settings, register_arm, spell
+from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settings, spell
+from moot.harness.arms._context import MAX_EXPERTS, RowContext
 from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
 from moot.harness.arms._sampling import answer_from_draft, single_call
-from moot.harness.jobs._context import MAX_EXPERTS, RowContext
 from moot.harness.suites._items import AnswerFormat, AnswerKind, CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Position, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
@@ -83,6 +83,7 @@ class ReflectionArm:
     """Generator + LLM critic (see module docstring)."""
 
     name = "reflection"
+    first_round_name = "first draft"
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.config = arm_settings(ReflectionSettings, self.name, options or {})
@@ -122,6 +123,7 @@ class TestReflectionArm:
 
     __test__ = False
     name = "reflection-tests"
+    first_round_name = "first draft"
     former_options = {"revision": "continue"}
     """What rows whose settings leave ``revision`` out did (:func:`canonical_spec` spells it)."""
 
@@ -322,6 +324,9 @@ class DebateArm:
     """Experts debate, an arbiter rules (see module docstring)."""
 
     name = "debate"
+    first_round_name = "first-round vote"
+    compute_reference = True
+    """The arm ``--compute-matched`` sizes the sampling arms' k to."""
     former_options = {"anchor": "none", "opening": "expert", "peer_answers": "shown", "rebuttal_temperature": "opened"}
     """What every row did before these options existed (left out of its settings; spelled by ``full_options``)."""
 
@@ -517,8 +522,3 @@ class DebateArm:
 
 def _fenced(code: str) -> str:
     return f"```python\n{code.rstrip()}\n```"
-
-
-register_arm(ReflectionArm.name, ReflectionArm)
-register_arm(TestReflectionArm.name, TestReflectionArm)
-register_arm(DebateArm.name, DebateArm)

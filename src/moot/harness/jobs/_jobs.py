@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from moot._redact import redact
 from moot.errors import ConfigError
+from moot.harness.arms._context import RowContext
 from moot.harness.jobs._calls import CacheMissError, ClientFactory
-from moot.harness.jobs._context import RowContext
 from moot.harness.jobs._provenance import code_version, machine
 from moot.harness.jobs._results import ResultRow
 from moot.harness.suites._items import Item, ScoreContext

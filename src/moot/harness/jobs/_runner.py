@@ -33,15 +33,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot._extras import require
 from moot.boundary import one_line
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Arm, build_arm, canonical_spec
-from moot.harness.arms._sampling import SelfConsistency
+from moot.harness.arms._arm import Arm, canonical_spec
+from moot.harness.arms._context import RowContext
+from moot.harness.arms._registry import build_arm, model_roles
+from moot.harness.arms._sampling import SelfConsistency, matched_k
 from moot.harness.jobs._calls import BaseClientFactory, CacheOnly, ClientFactory, EndpointLimits, endpoint_of
-from moot.harness.jobs._context import MODEL_ROLES, RowContext
 from moot.harness.jobs._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness.jobs._jobs import Job, RowOutcome
 from moot.harness.jobs._provenance import code_version, model_identity
 from moot.harness.jobs._results import Purpose, ResultRow, ResultStore, arm_key
-from moot.harness.reports._stats import matched_k
 from moot.harness.suites._items import Item, Suite
 from moot.harness.suites._suites import load_suite
 from moot.models import Meter, ModelSpec
@@ -212,7 +212,9 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ComparedArm]:
             "add it to --arms or drop --k"
         )
     if options.compute_matched:
-        if not any(r.arm.name == "debate" for r in arms) or not any(isinstance(r.arm, SelfConsistency) for r in arms):
+        if not any(_compute_reference(r.arm) for r in arms) or not any(
+            isinstance(r.arm, SelfConsistency) for r in arms
+        ):
             raise ConfigError(
                 "--compute-matched sizes the sampling arms' k (self-consistency, best-of-k-tests) to the debate "
                 "arm's calls: list both kinds, e.g. --arms debate,self-consistency"
@@ -222,6 +224,11 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ComparedArm]:
         for r in arms:
             r.matched = isinstance(r.arm, SelfConsistency)
     return arms
+
+
+def _compute_reference(arm: Arm) -> bool:
+    """Whether ``--compute-matched`` sizes the sampling arms to this arm's calls (its ``compute_reference``)."""
+    return bool(getattr(arm, "compute_reference", False))
 
 
 def _refuse_same_arm(arms: Sequence[ComparedArm]) -> None:
@@ -254,13 +261,14 @@ class PreparedComparison:
         _check_flags(options)
         self.suite = load_suite(options.suite)
         check_tuned_on(options.tuned_on, self.suite)
-        self.models = parse_model_options(options.models, MODEL_ROLES)
+        self.roles = model_roles(options.arms)
+        self.models = parse_model_options(options.models, self.roles)
         self.labels = _model_labels(self.models)
         self.identities = model_identities(self.models)
         self.arms = _arms(options, self.suite)
         self.progress = progress
         base = CacheOnly() if options.cache_only else base  # (no model is built, so none need be installed)
-        specs = list(dict.fromkeys(self.models.spec(name) for name in MODEL_ROLES))
+        specs = list(dict.fromkeys(self.models.spec(name) for name in self.roles))
         if base is None and options.executor == "local" and not options.report_only:
             for spec in specs:  # (Ray workers may hold extras and keys the driver lacks; a report calls nothing)
                 spec.check()
@@ -397,7 +405,7 @@ class PreparedComparison:
 
     def _matched_debate(self) -> ComparedArm:
         """The arm ``--compute-matched`` matches: the first debate arm listed (the others are compared to it)."""
-        return next(r for r in self.arms if r.arm.name == "debate")
+        return next(r for r in self.arms if _compute_reference(r.arm))
 
     def _debate_calls(self) -> list[int]:
         debate = self._matched_debate()

@@ -15,7 +15,6 @@ from moot.display.blocks import Table as BlockTable
 from moot.harness.jobs._runner import Comparison
 from moot.harness.reports._evidence import KindEvidence
 from moot.harness.reports._report import (
-    ROUNDED_ARMS,
     ArmSummary,
     Graded,
     HeldOut,
@@ -23,6 +22,7 @@ from moot.harness.reports._report import (
     Report,
     build_report,
     first_round_name,
+    runs_rounds,
 )
 from moot.harness.reports._selection import Selection, Variant
 
@@ -241,7 +241,7 @@ def _notes(report: Report) -> list[str]:
             f"item of {report.matched_to or 'the debate arm'}."
         )
     for arm in report.arms:
-        if arm.rounds_bought is None and arm.name in ROUNDED_ARMS and arm.n:
+        if arm.rounds_bought is None and runs_rounds(arm.name) and arm.n:
             notes.append(
                 f"{arm.label}: its rows predate first-round scoring, so what its rounds bought is not shown "
                 "(computing the rows again adds it)."

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from moot.harness.arms._registry import arm_trait
 from moot.harness.jobs._provenance import code_version, models_answering, moot_version
 from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import Comparison, model_identities
@@ -21,7 +22,6 @@ from moot.harness.reports._stats import accuracy_interval, compare_paired, exact
 from moot.teams import CodeDebateMetrics, DebateMetrics
 
 __all__ = [
-    "ROUNDED_ARMS",
     "ArmSummary",
     "Graded",
     "HeldOut",
@@ -32,16 +32,19 @@ __all__ = [
     "exact_scores",
     "first_round_name",
     "partial_credit",
+    "runs_rounds",
 ]
-
-_FIRST_ROUND_NAMES = {"debate": "first-round vote", "reflection": "first draft", "reflection-tests": "first draft"}
-ROUNDED_ARMS = frozenset(_FIRST_ROUND_NAMES)
-"""The built-in arms that run rounds, so a report measures them against their own round 1."""
 
 
 def first_round_name(arm: str) -> str:
-    """What an arm's answer after round 1 is called: a debate's first-round vote, a reflection's first draft."""
-    return _FIRST_ROUND_NAMES.get(arm, "first round")
+    """What an arm's answer after round 1 is called: a debate's first-round vote, a reflection's first draft (the
+    arm's ``first_round_name``); "first round" for an arm that does not say."""
+    return str(arm_trait(arm, "first_round_name", None) or "first round")
+
+
+def runs_rounds(arm: str) -> bool:
+    """Whether an arm runs rounds (it names its first round), so a report measures it against its own round 1."""
+    return arm_trait(arm, "first_round_name", None) is not None
 
 
 class Graded(BaseModel):

@@ -22,7 +22,6 @@ exact test gave p = 0.125):
 * Accuracy per arm: Clopper-Pearson for binary scores, a bootstrap (BCa)
   interval for graded ones.
 * Holm's step-down adjustment, since several pairs are tested at once.
-* The compute-matched k for self-consistency.
 """
 
 from __future__ import annotations
@@ -51,7 +50,6 @@ __all__ = [
     "exact_match",
     "holm",
     "is_binary",
-    "matched_k",
     "mcnemar_exact",
     "paired_permutation",
 ]
@@ -283,10 +281,3 @@ def bonferroni(p_value: float, tries: int) -> float:
     if tries < 1:
         raise ValueError(f"a p-value is one of at least 1 test, got {tries}")
     return p_value if math.isnan(p_value) else min(1.0, tries * p_value)
-
-
-def matched_k(calls_per_item: Sequence[int]) -> int:
-    """Self-consistency's k at equal compute: the debate arm's mean calls per item, rounded half up, at least 1."""
-    if not calls_per_item:
-        raise ValueError("no debate rows to match")
-    return max(1, math.floor(sum(calls_per_item) / len(calls_per_item) + 0.5))

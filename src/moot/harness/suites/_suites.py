@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from moot._plugins import Registry
 from moot.errors import ConfigError
 from moot.harness.suites._files import FILE_SUFFIXES, file_suite, suite_file
 from moot.harness.suites._gym import gym_suite
@@ -12,7 +13,7 @@ from moot.harness.suites._humaneval import humaneval_suite
 from moot.harness.suites._items import Suite
 from moot.harness.suites._selectors import SpecParts, parse_spec, reject_unknown
 
-__all__ = ["SUITE_FORMS", "load_suite", "register_suite"]
+__all__ = ["SUITE_FORMS", "SuiteFactory", "load_suite", "register_suite", "unregister_suite"]
 
 SUITE_FORMS = (
     "humaneval[:N] | reasoning-gym:TASK[?n=N&seed=S] (e.g. gsm_symbolic, basic_arithmetic, knights_knaves) | "
@@ -20,12 +21,25 @@ SUITE_FORMS = (
 )
 
 SuiteFactory = Callable[[SpecParts, str], Suite]
-_SUITES: dict[str, SuiteFactory] = {}
+_SUITES: Registry[SuiteFactory] = Registry(
+    "suite",
+    "moot.suites",
+    callable,
+    "a suite factory (a callable taking the spec's parts and its label, returning a Suite)",
+    reserved=("humaneval", "reasoning-gym"),
+)
+"""Suite kinds by name beyond the built-in forms (read below, not from the table): installed plugins' (entry-point
+group ``moot.suites``), then those registered from code."""
 
 
 def register_suite(name: str, factory: SuiteFactory) -> None:
     """Make ``name[SLICE][?options]`` a suite spec; ``factory(parts, label)`` builds it (apply ``parts.slice``)."""
-    _SUITES[name] = factory
+    _SUITES.register(name, factory)
+
+
+def unregister_suite(name: str) -> None:
+    """Forget a suite kind registered from code."""
+    _SUITES.unregister(name)
 
 
 def load_suite(spec: str) -> Suite:
@@ -40,9 +54,11 @@ def load_suite(spec: str) -> Suite:
         if not task:
             raise ConfigError(f"bad suite spec {spec!r}: name the task, e.g. reasoning-gym:gsm_symbolic")
         return gym_suite(task, parts, spec)
-    if name in _SUITES:
-        return _SUITES[name](parts, spec)
+    factory = _SUITES.get(name)
+    if factory is not None:
+        return factory(parts, spec)
     if name.endswith(FILE_SUFFIXES) or Path(name).expanduser().is_dir():
         return file_suite(suite_file(name), parts, spec)
-    extra = f"; registered: {', '.join(sorted(_SUITES))}" if _SUITES else ""
+    registered = sorted(_SUITES.names())
+    extra = f"; registered: {', '.join(registered)}" if registered else ""
     raise ConfigError(f"unknown suite {spec!r}; valid forms: {SUITE_FORMS}{extra}")

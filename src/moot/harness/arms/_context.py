@@ -4,21 +4,24 @@ Agents are built here, never by the arm from a spec, so every call they make
 is metered, cached and limited (see ``_calls``) and lands in this row's meter.
 Model roles for ``--model ROLE=SPEC``: ``generator`` (whoever writes the
 answer), ``critic``, ``expert`` (all debaters) and ``expert_N`` (one of them),
-``arbiter``, ``judge`` (LLM-judge scoring).
+``arbiter``, ``judge`` (LLM-judge scoring); an arm may add its own (its ``model_roles``, read by
+``_registry.model_roles``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from moot.harness.jobs._calls import ClientFactory
 from moot.models import Meter, ModelSpec
 from moot.roles import Role, RoleAgent, RoleModels
 from moot.sandbox import SandboxRunner, run_tests
 from moot.tracing import JsonlSink, Tracer
 
-__all__ = ["MAX_EXPERTS", "MODEL_ROLES", "RowContext"]
+if TYPE_CHECKING:
+    from autogen_core.models import ChatCompletionClient
+
+__all__ = ["MAX_EXPERTS", "MODEL_ROLES", "Clients", "RowContext"]
 
 MAX_EXPERTS = 8
 MODEL_ROLES: tuple[str, ...] = (
@@ -31,13 +34,20 @@ MODEL_ROLES: tuple[str, ...] = (
 )
 
 
+class Clients(Protocol):
+    """Where a row's agents get their clients: the comparison's metered, cached, limited factory
+    (``moot.harness.jobs._calls.ClientFactory``), named here as a protocol so arms need not import the job runner."""
+
+    def client(self, spec: ModelSpec, agent: str, meter: Meter) -> ChatCompletionClient: ...
+
+
 class RowContext:
     """Builds agents for one row; ``meter`` counts their calls (logical and billed)."""
 
     def __init__(
         self,
         models: RoleModels,
-        clients: ClientFactory,
+        clients: Clients,
         meter: Meter | None = None,
         *,
         seed: int = 0,
