@@ -175,6 +175,11 @@ class CallStore(CacheStore[CallValue]):
         self._info_kept = True
         self.put_texts([(_INFO_KEY, _MODEL_INFO.dump_json(info).decode("utf-8"))])
 
+    def texts(self) -> dict[str, str]:
+        """Every entry as stored (key -> JSON text), not validated: what a copy is compared by."""
+        found = self.file.db.execute("SELECT key, value FROM calls WHERE spec = ?", (self.spec,)).fetchall()
+        return {str(key): str(value) for key, value in found}
+
     def count(self) -> int:
         """How many calls the store holds (not ``__len__``: ChatCompletionCache takes an empty store for none); the
         kept ``model_info`` is no call."""

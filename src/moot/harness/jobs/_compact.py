@@ -88,7 +88,7 @@ def _check_copied(calls: CallFile, folder: Path) -> int:
         old = dict(old_entries(folder / CALLS_FILE))
     else:
         old = {key: dump_value(value) for key, value in legacy_entries(folder)[0]}
-    kept = dict(calls.db.execute("SELECT key, value FROM calls WHERE spec = ?", (folder.name,)).fetchall())
+    kept = store.texts()
     differ = [key for key, text in old.items() if kept.get(key) != text]
     if differ:
         raise ConfigError(
@@ -99,6 +99,8 @@ def _check_copied(calls: CallFile, folder: Path) -> int:
 
 
 def _compact_traces(directory: Path, archive: TraceArchive, done: Compacted) -> None:
+    if directory.is_symlink():  # (its files are elsewhere: not this folder's to delete)
+        return
     files = sorted(p for p in directory.glob("*.jsonl") if p.is_file() and not p.is_symlink())
     if not files:
         return
