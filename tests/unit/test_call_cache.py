@@ -14,7 +14,7 @@ from autogen_core.models import CreateResult, RequestUsage, UserMessage
 from autogen_ext.models.cache import ChatCompletionCache
 
 from moot.errors import ConfigError
-from moot.harness.jobs._call_store import CALLS_FILE, CallStore
+from moot.harness.jobs._call_store import CALLS_FILE, CallFile, CallStore
 from moot.harness.jobs._calls import CallCache
 from moot.harness.jobs._legacy_cache import LEGACY_FILE, load_legacy_value
 
@@ -24,6 +24,16 @@ KEY = "a" * 64
 def reply(text: str = "42", prompt: int = 3, completion: int = 1) -> CreateResult:
     usage = RequestUsage(prompt_tokens=prompt, completion_tokens=completion)
     return CreateResult(finish_reason="stop", content=text, usage=usage, cached=False)
+
+
+def store_in(folder: Path) -> CallStore:
+    """A spec's store in the cache file of ``folder``."""
+    return CallFile(folder).store("spec")
+
+
+def old_store(folder: Path) -> CallStore:
+    """The store of the spec whose calls an earlier moot kept in sub-folder ``folder`` (taken in on first open)."""
+    return CallFile(folder.parent).store(folder.name)
 
 
 class _Runs:
@@ -52,7 +62,7 @@ def legacy_folder(folder: Path, rows: list[tuple[object, int, object, object]]) 
 
 
 def test_an_entry_round_trips_as_json_and_a_stream_too(tmp_path):
-    store = CallStore(tmp_path / "spec")
+    store = store_in(tmp_path / "spec")
     store.set(KEY, reply())
     store.set("b" * 64, ["4", "2", reply()])
     assert store.get(KEY) == reply() and store.get("b" * 64) == ["4", "2", reply()]
@@ -82,7 +92,7 @@ def test_a_crafted_pickle_in_an_old_cache_folder_runs_nothing(tmp_path):
         tmp_path / "spec",
         [("c" * 64, 4, None, pickle.dumps(_Runs(marker))), (KEY, 4, None, good)],
     )
-    store = CallStore(folder)  # migrates on first open
+    store = old_store(folder)  # migrates on first open
     assert not marker.exists()  # the crafted entry was refused, not loaded
     assert store.get("c" * 64) is None and store.get(KEY) == reply("good") and store.count() == 1
 
@@ -106,7 +116,7 @@ def test_an_old_value_larger_than_a_reply_is_skipped_without_being_loaded(tmp_pa
     folder = legacy_folder(
         tmp_path / "spec", [(KEY, 4, None, b"\x80" * 9_000_000), ("b" * 64, 4, None, pickle.dumps(reply()))]
     )
-    store = CallStore(folder)
+    store = old_store(folder)
     assert store.count() == 1 and store.get(KEY) is None and store.get("b" * 64) == reply()
 
 
@@ -122,11 +132,11 @@ def test_an_old_entry_naming_a_file_outside_the_folder_reads_and_deletes_nothing
         ],
     )
     cache = CallCache(tmp_path / "cache")
-    store = CallStore(folder)
+    store = old_store(folder)
     assert store.count() == 0  # every entry refused: none names a value file of diskcache's own shape
     store.set(KEY, reply())  # a rerun overwrites the entry, as diskcache would have (deleting its file)
     cache.close()
-    store.close()
+    store.file.close()
     assert victim.read_text() == "keep me"
 
 
@@ -135,11 +145,11 @@ def test_an_old_value_file_is_read_only_inside_the_folder_and_not_through_a_syml
     folder = legacy_folder(tmp_path / "spec", [(KEY, 4, name, None)])
     (folder / "ab" / "cd").mkdir(parents=True)
     (folder / name).write_bytes(pickle.dumps(reply("big"), protocol=5))
-    assert CallStore(folder).get(KEY) == reply("big")
+    assert old_store(folder).get(KEY) == reply("big")
     other = legacy_folder(tmp_path / "other", [(KEY, 4, name, None)])
     (other / "ab" / "cd").mkdir(parents=True)
     (other / name).symlink_to(folder / name)
-    assert CallStore(other).get(KEY) is None
+    assert old_store(other).get(KEY) is None
 
 
 @pytest.mark.parametrize(
@@ -154,9 +164,9 @@ def test_an_old_value_file_is_read_only_inside_the_folder_and_not_through_a_syml
     ],
 )
 def test_a_bad_entry_is_a_miss_and_is_overwritten(tmp_path, value):
-    store = CallStore(tmp_path / "spec")
-    store._db.execute("INSERT INTO calls (key, value) VALUES (?, ?)", (KEY, value))
-    store._db.commit()
+    store = store_in(tmp_path / "spec")
+    store.file.db.execute("INSERT INTO calls (spec, key, value) VALUES (?, ?, ?)", (store.spec, KEY, value))
+    store.file.db.commit()
     assert store.get(KEY) is None and store.refused == 1
     store.set(KEY, reply())
     assert store.get(KEY) == reply()
@@ -170,13 +180,13 @@ def test_a_bad_entry_is_a_miss_and_is_overwritten(tmp_path, value):
     ],
 )
 def test_a_cache_file_that_runs_anything_is_refused_in_one_line(tmp_path, schema):
-    CallStore(tmp_path / "spec").close()
+    CallFile(tmp_path / "spec").close()
     db = sqlite3.connect(tmp_path / "spec" / CALLS_FILE)
     db.execute(schema)
     db.commit()
     db.close()
     with pytest.raises(ConfigError) as refused:
-        CallStore(tmp_path / "spec")
+        CallFile(tmp_path / "spec")
     assert "\n" not in str(refused.value) and CALLS_FILE in str(refused.value)
     assert "triggers, views" in str(refused.value)
 
@@ -188,7 +198,7 @@ def test_a_calls_table_that_is_a_view_is_refused(tmp_path):
     db.commit()
     db.close()
     with pytest.raises(ConfigError, match="holds a view"):
-        CallStore(tmp_path / "spec")
+        CallFile(tmp_path / "spec")
 
 
 def test_the_clients_model_info_is_kept_with_the_calls_and_validated_on_read(tmp_path):
@@ -196,20 +206,18 @@ def test_the_clients_model_info_is_kept_with_the_calls_and_validated_on_read(tmp
 
     from autogen_core.models import ModelFamily, ModelInfo
 
-    from moot.harness.jobs._call_store import CallStore
-
     info = ModelInfo(
         vision=False, function_calling=True, json_output=True, family=ModelFamily.UNKNOWN, structured_output=True
     )
-    store = CallStore(tmp_path / "spec")
+    store = store_in(tmp_path / "spec")
     assert store.model_info() is None
     store.keep_model_info(info)
-    store.close()
-    again = CallStore(tmp_path / "spec")
+    store.file.close()
+    again = store_in(tmp_path / "spec")
     assert again.model_info() == info
-    again.close()
+    again.file.close()
     with sqlite3.connect(tmp_path / "spec" / "calls.sqlite3") as db:  # a forged entry is data, and refused
         db.execute("UPDATE calls SET value = ? WHERE key = 'moot:model_info'", ('{"vision": "os.system"}',))
-    forged = CallStore(tmp_path / "spec")
+    forged = store_in(tmp_path / "spec")
     assert forged.model_info() is None and forged.refused == 1
-    forged.close()
+    forged.file.close()

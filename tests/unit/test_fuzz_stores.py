@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from moot.errors import ConfigError
-from moot.harness.jobs._call_store import CALLS_FILE, CallStore
+from moot.harness.jobs._call_store import CALLS_FILE, CallFile
 from moot.harness.jobs._legacy_cache import load_legacy_value
 from moot.harness.jobs._results import _COLUMNS, ResultRow, ResultStore
 from moot.store import RunStore
@@ -54,8 +54,8 @@ def loose_cache(folder: Path) -> None:
     """A call cache made elsewhere: the right tables, but not STRICT, so a value may be of any type."""
     db = sqlite3.connect(folder / CALLS_FILE)
     db.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    db.execute("INSERT INTO migrations VALUES ('0001_calls', 'then')")
-    db.execute("CREATE TABLE calls (key TEXT PRIMARY KEY, value TEXT)")
+    db.execute("INSERT INTO migrations VALUES ('0001_spec_calls', 'then')")
+    db.execute("CREATE TABLE calls (spec TEXT, key TEXT, value TEXT, PRIMARY KEY (spec, key))")
     db.commit()
     db.close()
 
@@ -65,13 +65,13 @@ def loose_cache(folder: Path) -> None:
 def test_a_call_cache_entry_is_a_reply_or_a_miss(value):
     with tempfile.TemporaryDirectory() as folder:
         loose_cache(Path(folder))
-        store = CallStore(Path(folder))
+        store = CallFile(Path(folder)).store("s")
         mark, param = bind(value)
-        store._db.execute(f"INSERT INTO calls (key, value) VALUES ('k', {mark})", (param,))
-        store._db.commit()
+        store.file.db.execute(f"INSERT INTO calls (spec, key, value) VALUES ('s', 'k', {mark})", (param,))
+        store.file.db.commit()
         found = store.get("k")
         assert found is None or store.refused == 0
-        store.close()
+        store.file.close()
 
 
 @FAST
@@ -175,7 +175,7 @@ def test_a_turn_and_a_checkpoint_with_any_value_read_or_are_refused_in_one_line(
 @pytest.mark.parametrize("name", [CALLS_FILE, "results.sqlite3", "runs.sqlite3"])
 def test_a_file_of_random_bytes_is_refused_in_one_line(tmp_path, name):
     (tmp_path / name).write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 8)
-    opener = {CALLS_FILE: lambda: CallStore(tmp_path), "results.sqlite3": lambda: ResultStore(tmp_path / name)}
+    opener = {CALLS_FILE: lambda: CallFile(tmp_path), "results.sqlite3": lambda: ResultStore(tmp_path / name)}
     with pytest.raises(ConfigError) as refused:
         opener.get(name, lambda: RunStore(tmp_path / name))()
     one_line(refused.value)

@@ -17,6 +17,7 @@ import pytest
 from moot.errors import ConfigError
 from moot.harness import CompareOptions, ResultRow, build_report, run_comparison
 from moot.harness.jobs._runner import prepare_comparison
+from moot.tracing import TRACES_FILE, TraceArchive
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
 
 ray = pytest.importorskip("ray")
@@ -86,8 +87,8 @@ def test_local_and_ray_executors_give_identical_rows_and_report_numbers(local_ra
     assert stable(on_ray.rows) == stable(local.rows)
     assert report_numbers(on_ray) == report_numbers(local)
     assert on_ray.meter == local.meter  # the workers' calls and tokens came back with their rows
-    traces = list((tmp_path / "ray" / "traces").glob("*.jsonl"))  # the driver wrote the workers' traces
-    assert {p.stem for p in traces} == {t for r in on_ray.rows for t in r.trace_ids} and traces
+    traces = {e.trace_id for e in TraceArchive(tmp_path / "ray" / TRACES_FILE).scan().events}  # the driver wrote
+    assert traces == {t for r in on_ray.rows for t in r.trace_ids} and traces  # the workers' traces
 
 
 def test_a_ray_sweep_resumes_and_replays_from_the_cache_with_zero_calls(local_ray, tmp_path, model):

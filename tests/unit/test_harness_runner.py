@@ -693,14 +693,14 @@ def test_debate_experts_take_one_temperature_each_when_given_one_per_expert():
 
 def test_experts_rebut_at_the_rebuttal_temperature_from_its_own_cache_store(sums, tmp_path, model):
     from moot.harness.arms._team_arms import DebateArm
-    from moot.harness.jobs._call_store import CallStore
+    from moot.harness.jobs._call_store import CallFile
     from moot.harness.suites._suites import load_suite
 
     arm = "debate?anchor=held&rebuttal_temperature=0.9&rounds=2"
     rows = by_key(run(options(sums, tmp_path / "out", model(reply=_split_openings), arms=[arm])).rows)
     assert rows[("q0", arm)].settings["rebuttal_temperature"] == 0.9
     assert all(rows[(i, arm)].billed_calls == 5 for i in ("q0", "q1", "q2", "q3"))  # solver, 2 openings, 2 rebuttals
-    entries = {p.name.split("-")[0]: CallStore(p).count() for p in (tmp_path / "out" / "cache").iterdir()}
+    entries = {spec.split("-")[0]: n for spec, n in CallFile(tmp_path / "out" / "cache").counts().items()}
     # one rebuttal per item from each sampled expert, drawn at 0.9 on its own seed; none from the held one
     assert [entries[f"scripted_sums@0.9_seed_{i}"] for i in range(3)] == [0, 4, 4]
     openings = [entries.get(f"scripted_sums@{t}_seed_{i}", 0) for i, t in enumerate(("0", "0.3", "0.3"))]

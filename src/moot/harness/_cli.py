@@ -236,6 +236,14 @@ CacheOnlyOption = Annotated[
         "answer is left as it was. With --rerun: check that the report replays with zero billed calls.",
     ),
 ]
+CompactOption = Annotated[
+    bool,
+    typer.Option(
+        "--compact",
+        help="First fold a folder from an earlier moot (a file per run trace, a cache folder per model) into one "
+        "traces file and one cache file, each checked before the old files are deleted.",
+    ),
+]
 ReportOnlyOption = Annotated[bool, typer.Option("--report-only", help="Run nothing: report the rows finished so far.")]
 RescoreOption = Annotated[
     bool,
@@ -288,6 +296,7 @@ def compare(
     compute_matched: ComputeMatchedOption = False,
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
+    compact: CompactOption = False,
     rerun: RerunOption = False,
     cache_only: CacheOnlyOption = False,
     report_only: ReportOnlyOption = False,

@@ -39,7 +39,7 @@ from autogen_core.models import ChatCompletionClient, CreateResult, LLMMessage, 
 from autogen_core.tools import Tool, ToolSchema
 
 from moot.errors import MootError
-from moot.harness.jobs._call_store import CallStore
+from moot.harness.jobs._call_store import CallFile, CallStore
 from moot.models import DelegatingClient, Meter, ModelSpec, Request, WholeReplyStream
 
 __all__ = ["CacheMissError", "CacheOnly", "CallCache", "ClientFactory", "EndpointLimits", "endpoint_of", "spec_label"]
@@ -157,29 +157,31 @@ class EndpointLimits:
 
 
 class CallCache:
-    """Persistent caches under one directory, one :class:`CallStore` (JSON in SQLite) per full model spec.
+    """The persistent cache under one directory: one :class:`CallFile` (JSON in SQLite), a :class:`CallStore` in it
+    per full model spec.
 
-    Each spec's store is the folder ``<slug>-<digest>`` of its label; a folder an earlier moot wrote (diskcache)
-    is migrated on first open (:mod:`moot.harness.jobs._legacy_cache`).
+    Each spec's store is named ``<slug>-<digest>`` of its label; the sub-folder of that name an earlier moot wrote
+    (one file per spec, or diskcache) is copied in on first open (:mod:`moot.harness.jobs._call_store`). The file is
+    opened when a spec first asks for its store.
     """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self._stores: dict[str, CallStore] = {}
+        self._file: CallFile | None = None
 
     def store(self, spec: ModelSpec) -> CallStore:
         return self.labelled(spec_label(spec))
 
     def labelled(self, label: str) -> CallStore:
         """The store for the spec whose :func:`spec_label` is ``label``."""
-        if label not in self._stores:
-            self._stores[label] = CallStore(self.directory / store_folder(label))
-        return self._stores[label]
+        if self._file is None:
+            self._file = CallFile(self.directory)
+        return self._file.store(store_folder(label))
 
     def close(self) -> None:
-        for store in self._stores.values():
-            store.close()
-        self._stores.clear()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def store_folder(label: str) -> str:

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from moot.harness.jobs._calls import BaseClientFactory, CallCache, ClientFactory, EndpointLimits
-from moot.harness.jobs._jobs import Job, RowOutcome, compute_row
+from moot.harness.jobs._jobs import Job, RowOutcome, compute_traced
 from moot.sandbox import SandboxRunner
+from moot.tracing import TraceArchive
 
 __all__ = ["Executor", "ExecutorName", "LocalExecutor", "OnDone"]
 
@@ -45,13 +46,13 @@ class LocalExecutor:
         cache_dir: Path | None,
         base: BaseClientFactory | None,
         sandbox: SandboxRunner,
-        trace_dir: Path | None,
+        traces: TraceArchive | None,
     ) -> None:
         self.slots = slots
         self.cache = CallCache(cache_dir) if cache_dir is not None else None
         self.clients = ClientFactory(EndpointLimits(per_endpoint), self.cache, base)
         self.sandbox = sandbox
-        self.trace_dir = trace_dir
+        self.traces = traces
 
     async def run(self, jobs: Sequence[Job], done: OnDone) -> None:
         queue: asyncio.Queue[Job] = asyncio.Queue()
@@ -67,7 +68,10 @@ class LocalExecutor:
     async def _worker(self, queue: asyncio.Queue[Job], done: OnDone) -> None:
         while not queue.empty():
             job = queue.get_nowait()
-            done(await compute_row(job, self.clients, self.sandbox, self.trace_dir))
+            outcome, traces = await compute_traced(job, self.clients, self.sandbox)
+            if self.traces is not None:  # before the row is recorded: a recorded row has its traces
+                self.traces.append(traces)
+            done(outcome)
 
     def close(self) -> None:
         if self.cache is not None:

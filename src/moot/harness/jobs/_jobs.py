@@ -9,6 +9,7 @@ them hands outcomes back to the runner, which alone writes rows.
 
 from __future__ import annotations
 
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from moot.sandbox import SandboxRunner
 if TYPE_CHECKING:
     from moot.harness.arms._arm import Arm, Attempt
 
-__all__ = ["Job", "RowOutcome", "compute_row"]
+__all__ = ["Job", "RowOutcome", "compute_row", "compute_traced"]
 
 
 @dataclass
@@ -100,6 +101,15 @@ async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, 
     seconds = seconds or time.perf_counter() - start
     row = row.model_copy(update=_usage(meter, scoring, seconds, ctx.trace_ids))
     return RowOutcome(row, meter + scoring, fatal, missed)
+
+
+async def compute_traced(job: Job, clients: ClientFactory, sandbox: SandboxRunner) -> tuple[RowOutcome, dict[str, str]]:
+    """:func:`compute_row` with its runs traced to a scratch folder, returned as text (file name -> JSONL): the
+    driver appends a row's traces to the comparison's one trace file in one piece, once the row is done."""
+    with tempfile.TemporaryDirectory(prefix="moot-traces-") as scratch:
+        outcome = await compute_row(job, clients, sandbox, Path(scratch))
+        traces = {path.name: path.read_text(encoding="utf-8") for path in Path(scratch).glob("*.jsonl")}
+    return outcome, traces
 
 
 def _usage(meter: Meter, scoring: Meter, seconds: float, traces: list[str]) -> dict[str, Any]:

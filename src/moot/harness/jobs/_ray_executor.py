@@ -33,6 +33,7 @@ from moot.harness.jobs._executor import OnDone
 from moot.harness.jobs._jobs import Job, RowOutcome
 from moot.models import ModelSpec, Script, registered_scripts
 from moot.sandbox import SandboxRunner
+from moot.tracing import TraceArchive
 
 __all__ = ["RayExecutor"]
 
@@ -109,7 +110,7 @@ class RayExecutor:
         base: BaseClientFactory | None,
         specs: Sequence[ModelSpec],
         sandbox: SandboxRunner,
-        trace_dir: Path | None,
+        traces: TraceArchive | None,
         cpus_per_job: float = 1.0,
     ) -> None:
         ray = self.ray = _ray()
@@ -127,7 +128,7 @@ class RayExecutor:
         self.setup = ray.put(setup)
         self.task = ray.remote(run_job).options(num_cpus=cpus_per_job, max_retries=0)
         self.slots = slots
-        self.trace_dir = trace_dir
+        self.traces = traces
         self.retried = 0
         """Jobs retried because their worker died (this executor's lifetime)."""
         self.peak_calls: dict[str, int] = {}
@@ -166,16 +167,9 @@ class RayExecutor:
                 self._submit(pending, attempt.job, attempt.number + 1)
                 return None
             return _lost(attempt.job, exc)
-        self._keep_traces(traces)
+        if self.traces is not None:  # before the row is recorded: a recorded row has its traces
+            self.traces.append(traces)
         return outcome
-
-    def _keep_traces(self, traces: dict[str, str]) -> None:
-        if self.trace_dir is None or not traces:
-            return
-        self.trace_dir.mkdir(parents=True, exist_ok=True)
-        for name, text in traces.items():
-            with (self.trace_dir / name).open("a", encoding="utf-8") as out:
-                out.write(text)
 
     async def _cancel(self, pending: Pending) -> None:
         """An interrupt (or a fatal row) stops the sweep: cancel what is in flight and free its permits."""

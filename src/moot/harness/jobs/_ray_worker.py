@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import asyncio
-import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ import ray
 from autogen_core import CacheStore
 
 from moot.harness.jobs._calls import BaseClientFactory, CallCache, ClientFactory, spec_label
-from moot.harness.jobs._jobs import Job, RowOutcome, compute_row
+from moot.harness.jobs._jobs import Job, RowOutcome, compute_traced
 from moot.models import ModelSpec, Script, register_script
 from moot.sandbox import SandboxRunner
 
@@ -160,7 +159,4 @@ def run_job(job: Job, holder: str, setup: WorkerSetup) -> tuple[RowOutcome, dict
     setup.install()
     cache = _RemoteCache(setup.cache) if setup.cache is not None else None
     clients = ClientFactory(lambda endpoint: _Permit(setup.limiter, endpoint, holder), cache, setup.base)
-    with tempfile.TemporaryDirectory(prefix="moot-traces-") as scratch:
-        outcome = asyncio.run(compute_row(job, clients, setup.sandbox, Path(scratch)))
-        traces = {path.name: path.read_text(encoding="utf-8") for path in Path(scratch).glob("*.jsonl")}
-    return outcome, traces
+    return asyncio.run(compute_traced(job, clients, setup.sandbox))

@@ -38,6 +38,7 @@ from moot.harness.arms._context import RowContext
 from moot.harness.arms._registry import build_arm, model_roles
 from moot.harness.arms._sampling import SelfConsistency, matched_k
 from moot.harness.jobs._calls import BaseClientFactory, CacheOnly, ClientFactory, EndpointLimits, endpoint_of
+from moot.harness.jobs._compact import compact_folder
 from moot.harness.jobs._executor import Executor, ExecutorName, LocalExecutor
 from moot.harness.jobs._jobs import Job, RowOutcome
 from moot.harness.jobs._provenance import code_version, model_identity
@@ -47,6 +48,7 @@ from moot.harness.suites._suites import load_suite
 from moot.models import Meter, ModelSpec
 from moot.roles import RoleModels, parse_model_options
 from moot.sandbox import SandboxRunner, run_tests
+from moot.tracing import TRACES_FILE, TraceArchive
 
 __all__ = [
     "ArmProgressSink",
@@ -89,6 +91,9 @@ class CompareOptions(BaseModel):
     cache: Path | None = None
     """Cache directory; default ``OUT/cache``."""
     use_cache: bool = True
+    compact: bool = False
+    """First fold the per-run traces and per-spec cache sub-folders an earlier moot wrote into one file each
+    (:mod:`moot.harness.jobs._compact`): storage only, the rows are the same with or without it."""
     rerun: bool = False
     """Recompute finished rows too (through the cache: a replay)."""
     cache_only: bool = False
@@ -274,6 +279,8 @@ class PreparedComparison:
                 spec.check()
         check_out_dir(options.out)
         check_cache_dir(options)
+        if options.compact:
+            compact_folder(options.out, options.cache or options.out / "cache")
         # the folders this invocation creates: removed again if it stops on bad input before recording a row
         self.created = [p for p in (options.out, options.cache) if p is not None and not p.exists()]
         self.closed = False
@@ -592,7 +599,7 @@ def make_executor(
     """The executor ``options`` name, sized so each endpoint can be kept busy: ``concurrency`` jobs per endpoint."""
     slots = options.concurrency * len({endpoint_of(s) for s in specs})
     cache_dir = (options.cache or options.out / "cache") if options.use_cache else None
-    trace_dir = options.out / "traces"
+    traces = TraceArchive(options.out / TRACES_FILE)
     if options.executor != "ray" and options.ray_address is not None:
         raise ConfigError("--ray-address applies only with --executor ray")
     if options.executor == "ray" and not options.report_only:  # a report runs nothing: no cluster to start
@@ -600,11 +607,11 @@ def make_executor(
 
         return RayExecutor(
             address=options.ray_address, slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir,
-            base=base, specs=specs, sandbox=sandbox, trace_dir=trace_dir, cpus_per_job=options.ray_cpus_per_job,
+            base=base, specs=specs, sandbox=sandbox, traces=traces, cpus_per_job=options.ray_cpus_per_job,
         )  # fmt: skip
     return LocalExecutor(
         slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir, base=base, sandbox=sandbox,
-        trace_dir=trace_dir,
+        traces=traces,
     )  # fmt: skip
 
 
