@@ -321,7 +321,7 @@ class Debate(MootTeam, Component[DebateConfig]):
                 self._answering(Rebuttal, "answer"), "claim", claims_of(shown, expert.name), listed=True
             )
         speaker = expert if previous is None else self.rebutting.get(expert.name, expert)
-        message = await self._ask(speaker, prompt, token, schema, closing=closing)
+        message = await self._agent_turn(speaker, prompt, token, schema, closing=closing)
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
             raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")
         if previous is not None and expert.name in previous.positions:
@@ -417,7 +417,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         # The ruling must say whose argument decided it: a one-word rationale is fed back as malformed.
         schema = citing(self._answering(Verdict, "decision"), tuple(e.name for e in self.experts))
         try:
-            message = await self._ask(self.arbiter, prompt, token, schema)
+            message = await self._agent_turn(self.arbiter, prompt, token, schema)
         except (MalformedOutputError, TransientModelError) as exc:
             failed = failed_turn(exc) if isinstance(exc, MalformedOutputError) else None
             if isinstance(exc, MalformedOutputError):
