@@ -43,6 +43,7 @@ from moot.arbiters import (
     RoundsVote,
     Verdict,
     VoteArbiter,
+    VoteName,
     WeightedVote,
     known_arbiters,
     load_arbiter,
@@ -82,7 +83,7 @@ class DebateConfig(BaseModel):
     name: str
     description: str
     experts: list[ComponentModel]
-    arbiter: ComponentModel | Literal["majority_vote", "weighted_vote", "rounds_vote"]
+    arbiter: ComponentModel | VoteName
     """An LLM arbiter's agent, or the name of a vote (MajorityVote, WeightedVote: they have no configuration)."""
     stop: ComponentModel | None = None
     options: list[str] = []
@@ -467,7 +468,7 @@ class Debate(MootTeam, Component[DebateConfig]):
     # ----------------------------------------------------------------- config
     def _to_config(self) -> DebateConfig:
         if isinstance(self.arbiter, MajorityVote | WeightedVote | RoundsVote):
-            arbiter: ComponentModel | Literal["majority_vote", "weighted_vote", "rounds_vote"] = self.arbiter.name  # type: ignore[assignment]
+            arbiter: ComponentModel | VoteName = self.arbiter.name  # type: ignore[assignment]
         elif isinstance(self.arbiter, ComponentBase):
             arbiter = self.arbiter.dump_component()
         else:
