@@ -132,7 +132,7 @@ class ScenarioFile(CatalogFile):
     """Per-role default model specs (``architect: "@0.9"``, or an AutoGen client's component config inline);
     ``--model`` wins."""
     options: dict[str, Any] = {}
-    """Changes to the preset's options (a debate's ``answers`` ...)."""
+    """Changes to the preset's options (a debate's ``choices`` ...)."""
 
 
 def _from_preset(preset: TeamPreset, name: str, description: str, task: str, base: Scenario | None) -> Scenario:
