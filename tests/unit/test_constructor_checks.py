@@ -271,6 +271,11 @@ CATALOG: list[Case] = [
         lambda k: Scenario("s", "d", "t", ("critic",), build=lambda m: None, role_defaults={"critic": "bogus:x"}),
         "role_defaults",
     ),
+    (
+        "scenario-default-bad-spec",
+        lambda k: Scenario("s", "d", "t", ("critic",), build=lambda m: None, scenario_defaults={"critic": "bogus:x"}),
+        "scenario_defaults",
+    ),
     ("entries-unknown-kind", lambda k: entries("bogus"), "kind"),
     ("find-entry-name-int", lambda k: find_entry("roles", 5), "name"),
     ("read-document-int", lambda k: read_document(5), "path"),

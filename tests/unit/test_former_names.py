@@ -11,8 +11,9 @@ import pytest
 from moot import Debate, RoleAgent, role
 from moot.arbiters import MajorityVote
 from moot.conditions import MaxRounds
-from moot.roles import Opening, with_choices, with_options
-from moot.scenario import load_scenario
+from moot.models import ModelSpec
+from moot.roles import Opening, RoleModels, with_choices, with_options
+from moot.scenario import Scenario, load_scenario
 from moot.teams import load_preset
 from moot.testing import ScriptedModel
 
@@ -47,6 +48,30 @@ def test_a_refusal_of_a_value_given_under_the_former_keyword_says_it_was_given_s
     with ScriptedModel({name: [] for name in EXPERTS}) as model, pytest.warns(DeprecationWarning):
         with pytest.raises(ValueError, match=r"^choices must be .* \(given as options=\)$"):
             Debate(_experts(model), MajorityVote(), options=("a",))
+
+
+def test_a_scenarios_defaults_are_its_scenario_defaults_and_role_defaults_still_sets_them():
+    def build(models):
+        return None
+
+    new = _no_warning(lambda: Scenario("s", "d", "t", ("critic",), build, scenario_defaults={"critic": "@0.2"}))
+    with pytest.warns(DeprecationWarning, match=r"Scenario\(role_defaults=\.\.\.\) .* now called scenario_defaults="):
+        old = Scenario("s", "d", "t", ("critic",), build, role_defaults={"critic": "@0.2"})
+    with pytest.warns(DeprecationWarning, match=r"Scenario\.role_defaults .* now called Scenario\.scenario_defaults"):
+        read = old.role_defaults
+    assert new == old and read == {"critic": "@0.2"}
+    assert str(old.models(["local"]).spec("critic")) == "local@0.2"
+
+
+def test_role_models_name_the_scenarios_layer_scenario_defaults_and_defaults_still_sets_it():
+    layer = {"ops": ModelSpec.parse("@0.7")}
+    base = ModelSpec.parse("local")
+    new = _no_warning(lambda: RoleModels(base, scenario_defaults=layer))
+    with pytest.warns(DeprecationWarning, match=r"RoleModels\(defaults=\.\.\.\) .* now called scenario_defaults="):
+        old = RoleModels(base, defaults=layer)
+    with pytest.warns(DeprecationWarning, match=r"RoleModels\.defaults .* now called RoleModels\.scenario_defaults"):
+        read = old.defaults
+    assert new == old and read == layer and str(old.spec("ops")) == "local@0.7"
 
 
 def test_with_options_is_with_choices_under_its_former_name():
