@@ -19,7 +19,7 @@ __all__ = ["former_function", "former_keywords", "warn_renamed"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
-C = TypeVar("C", bound=type)
+T = TypeVar("T")
 
 
 def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -27,38 +27,45 @@ def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
     warnings.warn(f"{old} is deprecated; it is now called {new}", DeprecationWarning, stacklevel=stacklevel)
 
 
-def former_keywords(**renamed: str) -> Callable[[C], C]:
-    """Class decorator: each former keyword (``old=new``) of the constructor still works, warning, as does
-    reading the former attribute. Giving both spellings at once is a TypeError, as any repeated argument is. A
-    refusal naming the new keyword, of a value given under the former one, says so: it names what the caller wrote."""
+def former_keywords(**renamed: str) -> Callable[[T], T]:
+    """Decorator of a class or a function: each former keyword (``old=new``) still works, warning; on a class, so
+    does reading the former attribute. Giving both spellings at once is a TypeError, as any repeated argument is.
+    A refusal naming the new keyword, of a value given under the former one, says so: it names what the caller
+    wrote."""
 
-    def decorate(cls: C) -> C:
-        init = cls.__init__
-
-        @functools.wraps(init)
-        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-            given = [old for old in renamed if old in kwargs]
-            for old in given:
-                new = renamed[old]
-                if new in kwargs:
-                    raise TypeError(f"{cls.__name__}() got both {old}= and {new}=; give only {new}=")
-                warn_renamed(f"{cls.__name__}({old}=...)", f"{new}=")
-                kwargs[new] = kwargs.pop(old)
-            try:
-                init(self, *args, **kwargs)
-            except (TypeError, ValueError, MootError) as exc:
-                named = [old for old in given if exc.args and renamed[old] in str(exc.args[0])]
-                if named:
-                    said = ", ".join(f"given as {old}=" for old in named)
-                    exc.args = (f"{exc.args[0]} ({said})", *exc.args[1:])
-                raise
-
-        cls.__init__ = __init__  # type: ignore[misc]
+    def decorate(target: T) -> T:
+        if not isinstance(target, type):
+            return _taking_former(target, target.__name__, renamed)  # type: ignore[return-value]
+        target.__init__ = _taking_former(target.__init__, target.__name__, renamed)  # type: ignore[misc]
         for old, new in renamed.items():
-            setattr(cls, old, _former_attribute(cls.__name__, old, new))
-        return cls
+            setattr(target, old, _former_attribute(target.__name__, old, new))
+        return target
 
     return decorate
+
+
+def _taking_former(call: Callable[..., R], owner: str, renamed: dict[str, str]) -> Callable[..., R]:
+    """``call`` taking each former keyword under its new name (see :func:`former_keywords`)."""
+
+    @functools.wraps(call)
+    def taking(*args: Any, **kwargs: Any) -> R:
+        given = [old for old in renamed if old in kwargs]
+        for old in given:
+            new = renamed[old]
+            if new in kwargs:
+                raise TypeError(f"{owner}() got both {old}= and {new}=; give only {new}=")
+            warn_renamed(f"{owner}({old}=...)", f"{new}=")
+            kwargs[new] = kwargs.pop(old)
+        try:
+            return call(*args, **kwargs)
+        except (TypeError, ValueError, MootError) as exc:
+            named = [old for old in given if exc.args and renamed[old] in str(exc.args[0])]
+            if named:
+                said = ", ".join(f"given as {old}=" for old in named)
+                exc.args = (f"{exc.args[0]} ({said})", *exc.args[1:])
+            raise
+
+    return taking
 
 
 def _former_attribute(owner: str, old: str, new: str) -> property:

@@ -86,6 +86,7 @@ class Scenario:
         if self.preset is not None and not isinstance(self.preset, TeamPreset):
             raise argument_error("Scenario", "preset", "None or a TeamPreset (moot.teams.load_preset)", self.preset)
 
+    @former_keywords(options="model_options")
     def models(self, model_options: Sequence[str]) -> RoleModels:
         """The models for this scenario's roles from ``--model`` options, over the scenario's and roles' defaults."""
         defaults = {name: ModelSpec.parse(text) for name, text in self.scenario_defaults.items()}

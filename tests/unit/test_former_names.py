@@ -12,7 +12,7 @@ from moot import Debate, RoleAgent, role
 from moot.arbiters import MajorityVote
 from moot.conditions import MaxRounds
 from moot.models import ModelSpec
-from moot.roles import Opening, RoleModels, with_choices, with_options
+from moot.roles import Opening, RoleModels, parse_model_options, with_choices, with_options
 from moot.scenario import Scenario, load_scenario
 from moot.teams import load_preset
 from moot.testing import ScriptedModel
@@ -92,3 +92,13 @@ def test_a_debate_presets_answers_option_is_now_choices_and_the_former_key_still
     scenario.write_text("name: old\ndescription: d\nteam: expert_panel\ntask: t\noptions:\n  answers: [x, y]\n")
     with pytest.warns(DeprecationWarning, match="now called choices:"):
         assert load_scenario(str(scenario)).preset.options.choices == ["x", "y"]
+
+
+def test_the_model_options_a_scenario_reads_are_model_options_and_options_still_passes_them():
+    scenario = Scenario("s", "d", "t", ("critic",), lambda models: None)
+    new = _no_warning(lambda: scenario.models(model_options=["local@0.3"]))
+    with pytest.warns(DeprecationWarning, match=r"models\(options=\.\.\.\) .* now called model_options="):
+        old = scenario.models(options=["local@0.3"])
+    with pytest.warns(DeprecationWarning, match=r"parse_model_options\(options=\.\.\.\) .* now called model_options="):
+        parsed = parse_model_options(options=["local@0.3"], roles=["critic"])
+    assert new == old == parsed

@@ -125,6 +125,7 @@ def catalog_defaults(roles: Iterable[str]) -> dict[str, ModelSpec]:
     return {name: spec for name in roles if name in known and (spec := role(name).model) is not None}
 
 
+@former_keywords(options="model_options")
 def parse_model_options(
     model_options: Sequence[str],
     roles: Sequence[str],
