@@ -35,7 +35,7 @@ def former_keywords(**renamed: str) -> Callable[[T], T]:
 
     def decorate(target: T) -> T:
         if not isinstance(target, type):
-            return _taking_former(target, target.__name__, renamed)  # type: ignore[return-value]
+            return _taking_former(target, target.__qualname__, renamed)  # type: ignore[return-value]
         target.__init__ = _taking_former(target.__init__, target.__name__, renamed)  # type: ignore[misc]
         for old, new in renamed.items():
             setattr(target, old, _former_attribute(target.__name__, old, new))
