@@ -10,7 +10,7 @@ from moot.roles import RoleAgent, role
 from moot.scenario import RoleModels, Scenario
 from moot.teams import Debate
 
-OPTIONS = ("split", "keep", "defer")
+CHOICES = ("split", "keep", "defer")
 EXPERTS = ("architect", "ops", "business")
 
 TASK = """Decision: should we split the billing module out of our monolith into its own service?
@@ -31,7 +31,7 @@ def build(models: RoleModels) -> Debate:
         [RoleAgent(role(name), models.spec(name)) for name in EXPERTS],
         RoleAgent(role("arbiter"), models.spec("arbiter")),
         stop=Consensus() | NoProgress(1) | MaxRounds(2) | TokenBudget(40_000),
-        options=OPTIONS,
+        choices=CHOICES,
     )
 
 

@@ -110,7 +110,7 @@ def make_debate(
     *,
     experts: tuple[str, ...] = EXPERTS,
     arbiter: Arbiter | None = None,
-    options: tuple[str, ...] = (),
+    choices: tuple[str, ...] = (),
     answer_pattern: str | None = None,
     seed: int = 0,
     retries: int = 2,
@@ -120,7 +120,7 @@ def make_debate(
         [RoleAgent(role(name), model.spec, max_parse_retries=retries) for name in experts],
         arbiter or RoleAgent(role("arbiter"), model.spec, max_parse_retries=retries),
         stop=stop,
-        options=options,
+        choices=choices,
         answer_pattern=answer_pattern,
         seed=seed,
     )

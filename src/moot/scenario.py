@@ -22,6 +22,7 @@ from typing import Any
 from autogen_agentchat.base import Team
 from pydantic import Field
 
+from moot._renamed import former_keywords
 from moot.boundary import argument_error, checked_mapping, checked_strings, checked_text
 from moot.catalog import CatalogFile, entries, read_document
 from moot.errors import ConfigError
@@ -42,6 +43,7 @@ __all__ = [
 SCENARIO_SUFFIXES = (".py", ".yaml", ".yml")
 
 
+@former_keywords(role_defaults="scenario_defaults")
 @dataclass(frozen=True)
 class Scenario:
     """A named task plus how to build the team that works on it."""
@@ -51,8 +53,9 @@ class Scenario:
     task: str
     roles: tuple[str, ...]
     build: Callable[[RoleModels], Team]
-    role_defaults: Mapping[str, str] = field(default_factory=dict)
-    """Per-role spec overrides the scenario suggests (e.g. ``{"architect": "@0.9"}``); ``--model`` wins."""
+    scenario_defaults: Mapping[str, str] = field(default_factory=dict)
+    """The scenario's default spec per role (e.g. ``{"architect": "@0.9"}``): over the roles' own defaults,
+    under ``--model``."""
     preset: TeamPreset | None = None
     """The team preset the scenario runs (YAML scenarios and presets), which ``compose`` may change."""
     source: Path | None = None
@@ -69,21 +72,25 @@ class Scenario:
         if not callable(self.build):
             raise argument_error("Scenario", "build", "a function of the RoleModels that returns a team", self.build)
         defaults = checked_mapping(
-            self.role_defaults, "Scenario", "role_defaults", "a mapping of role to spec string, e.g. {'critic': '@0.2'}"
+            self.scenario_defaults,
+            "Scenario",
+            "scenario_defaults",
+            "a mapping of role to spec string, e.g. {'critic': '@0.2'}",
         )
         for role_name, text in defaults.items():
-            checked_text(text, "Scenario", f"role_defaults[{role_name!r}]")
+            checked_text(text, "Scenario", f"scenario_defaults[{role_name!r}]")
             try:
                 ModelSpec.parse(text)
             except ConfigError as exc:
-                raise ConfigError(f"Scenario: role_defaults[{role_name!r}]: {exc}") from None
+                raise ConfigError(f"Scenario: scenario_defaults[{role_name!r}]: {exc}") from None
         if self.preset is not None and not isinstance(self.preset, TeamPreset):
             raise argument_error("Scenario", "preset", "None or a TeamPreset (moot.teams.load_preset)", self.preset)
 
-    def models(self, options: Sequence[str]) -> RoleModels:
+    @former_keywords(options="model_options")
+    def models(self, model_options: Sequence[str]) -> RoleModels:
         """The models for this scenario's roles from ``--model`` options, over the scenario's and roles' defaults."""
-        defaults = {name: ModelSpec.parse(text) for name, text in self.role_defaults.items()}
-        return parse_model_options(options, self.roles, scenario_defaults=defaults)
+        defaults = {name: ModelSpec.parse(text) for name, text in self.scenario_defaults.items()}
+        return parse_model_options(model_options, self.roles, scenario_defaults=defaults)
 
     def build_team(self, models: RoleModels) -> Team:
         """Call the scenario's ``build``: an error raised there is bad input (ConfigError naming the scenario
@@ -132,14 +139,14 @@ class ScenarioFile(CatalogFile):
     """Per-role default model specs (``architect: "@0.9"``, or an AutoGen client's component config inline);
     ``--model`` wins."""
     options: dict[str, Any] = {}
-    """Changes to the preset's options (a debate's ``answers`` ...)."""
+    """Changes to the preset's options (a debate's ``choices`` ...)."""
 
 
 def _from_preset(preset: TeamPreset, name: str, description: str, task: str, base: Scenario | None) -> Scenario:
     def build(models: RoleModels) -> Team:
         return preset.build(models)
 
-    defaults = base.role_defaults if base is not None else {}
+    defaults = base.scenario_defaults if base is not None else {}
     return Scenario(
         name, description, task, preset.participants, build, defaults, preset, base.source if base else preset.path
     )

@@ -148,7 +148,7 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
     from moot.harness.arms._prompts import solver
     from moot.roles import NUMBER, Opening, Plan, Position, Rebuttal, StepResult
     from moot.roles._plan import plan_type, tool_call_type
-    from moot.roles._position import with_options, with_pattern
+    from moot.roles._position import with_choices, with_pattern
 
     class WriteArgs(BaseModel):
         path: str = Field(max_length=100)
@@ -160,17 +160,17 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
         ("critic", Critique, f"Task:\nWrite is_even(n: int) -> bool.\n\nDraft to review:\n{draft}"),
         ("architect", Opening, debate),
         ("architect", Position, debate),  # an expert outside a debate, e.g. in a user's group chat
-        ("ops", with_options(Opening, "answer", ("yes", "no")), debate),
+        ("ops", with_choices(Opening, "answer", ("yes", "no")), debate),
         ("ops", with_pattern(Opening, "answer", NUMBER), "Task:\nWhat is 205 - 838 + 505?\n\nGive your position."),
         (
             "business",
-            with_options(with_pattern(Rebuttal, "answer", NUMBER), "claim", ("ops: 205 - 838 is -633",)),
+            with_choices(with_pattern(Rebuttal, "answer", NUMBER), "claim", ("ops: 205 - 838 is -633",)),
             "Task:\nWhat is 205 - 838 + 505?\n\nops: -128\n- 205 - 838 is -633",
         ),
         (
             "business",
-            with_options(
-                with_options(Rebuttal, "answer", ("yes", "no")),
+            with_choices(
+                with_choices(Rebuttal, "answer", ("yes", "no")),
                 "claim",
                 ("ops: one deployable is simpler to run for three people", "architect: boundaries help later"),
             ),
@@ -178,7 +178,7 @@ def builtin_schemas() -> list[tuple[str, type, str]]:
             "- boundaries help later",
         ),
         ("arbiter", Verdict, debate + "\n\nops: no (0.8)\n- one deployable\narchitect: yes (0.6)\n- boundaries"),
-        ("arbiter", with_options(Verdict, "decision", ("yes", "no")), debate + "\n\nops: no (0.8)\n- one deployable"),
+        ("arbiter", with_choices(Verdict, "decision", ("yes", "no")), debate + "\n\nops: no (0.8)\n- one deployable"),
         ("planner", Plan, "Task:\nWrite hello.py that prints hi, then run it.\n\nTools:\n- write_file\n- run_python"),
         ("planner", plan_type(("write_file", "run_python")), "Task:\nWrite hello.py that prints hi, then run it."),
         ("executor", tool_call_type((("write_file", WriteArgs),)), "Step 1: write hello.py printing hi (write_file)."),

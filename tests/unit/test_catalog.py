@@ -249,7 +249,7 @@ BAD = [
         "teams/panel.yaml",
         "name: panel\ndescription: x\ntopology: debate\nroles: [architect, ops]\narbiter: majority_vote\n"
         "options:\n  answer: [a, b]\n",
-        "teams/panel.yaml:7: options: unknown option 'answer'; debate options: answers, answer_pattern, seed",
+        "teams/panel.yaml:7: options: unknown option 'answer'; debate options: choices, answer_pattern, seed",
     ),
     (
         "teams/panel.yaml",
@@ -349,7 +349,7 @@ def test_every_team_round_trips_as_a_component(tmp_path):
     with model:
         experts = [RoleAgent(role(n), spec) for n in ("architect", "ops")]
         for arbiter in (RoleAgent(role("arbiter"), spec), MajorityVote(), WeightedVote()):
-            round_trip(Debate(experts, arbiter, options=["a", "b"], stop=parse_stop("consensus | max_rounds(2)")))
+            round_trip(Debate(experts, arbiter, choices=["a", "b"], stop=parse_stop("consensus | max_rounds(2)")))
         round_trip(Reflection(RoleAgent(role("generator"), spec), RoleAgent(role("critic"), spec)))
         round_trip(Reflection(RoleAgent(role("generator"), spec), RoleAgent(role("critic"), spec), revision="fresh"))
         round_trip(CodeDebate([RoleAgent(role("generator"), spec, name=n) for n in ("a", "b")], ["assert True"]))

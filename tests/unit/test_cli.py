@@ -85,10 +85,12 @@ def test_a_scenario_file_without_scenario_is_refused(tmp_path):
     assert err.strip() == f"moot: error: scenario file {bad} must define SCENARIO = moot.scenario.Scenario(...)"
 
 
-def test_scenario_role_defaults_sit_between_the_base_and_the_users_overrides():
+def test_scenario_defaults_sit_between_the_base_and_the_users_overrides():
     from moot.scenario import Scenario
 
-    scenario = Scenario("s", "d", "t", ("critic", "generator"), build=lambda m: None, role_defaults={"critic": "@0.1"})
+    scenario = Scenario(
+        "s", "d", "t", ("critic", "generator"), build=lambda m: None, scenario_defaults={"critic": "@0.1"}
+    )
     models = scenario.models(["local?seed=3", "generator=@0.9"])
     assert str(models.spec("critic")) == "local@0.1?seed=3"  # the scenario's default over the base
     assert str(models.spec("generator")) == "local@0.9?seed=3"

@@ -489,7 +489,7 @@ async def test_answers_outside_the_options_are_fed_back():
         }
     )
     with model:
-        team = make_debate(model, MaxRounds(1), experts=("architect", "ops"), options=options)
+        team = make_debate(model, MaxRounds(1), experts=("architect", "ops"), choices=options)
         result = await team.run(task=TASK)
     ops, arbiter = model.calls("ops"), model.calls("arbiter")
     assert "answer: Input should be 'split' or 'keep'" in ops[1].messages[-1].content
@@ -583,24 +583,24 @@ async def test_a_token_budget_stop_mid_round_still_gets_a_verdict_on_the_latest_
 
 
 @pytest.mark.parametrize(
-    ("options", "message"),
+    ("choices", "message"),
     [
-        ("split", "options must be a sequence of answers, e.g. options=('split', 'keep'), not the string 'split'"),
-        (("split",), "options must be at least two distinct answers (or none), got ['split']"),
-        (("split", "split"), "options must be at least two distinct answers (or none), got ['split', 'split']"),
-        (("split", ""), "options must be non-empty strings, got '' in ['split', '']"),
-        (("split", 3), "options must be non-empty strings, got 3 in ['split', 3]"),
+        ("split", "choices must be a sequence of answers, e.g. choices=('split', 'keep'), not the string 'split'"),
+        (("split",), "choices must be at least two distinct answers (or none), got ['split']"),
+        (("split", "split"), "choices must be at least two distinct answers (or none), got ['split', 'split']"),
+        (("split", ""), "choices must be non-empty strings, got '' in ['split', '']"),
+        (("split", 3), "choices must be non-empty strings, got 3 in ['split', 3]"),
     ],
 )
-def test_options_are_refused_at_construction_unless_a_set_of_answers(options, message):
+def test_choices_are_refused_at_construction_unless_a_set_of_answers(choices, message):
     from moot.errors import ConfigError
 
     scripts = {name: [] for name in (*EXPERTS, "arbiter")}
     with ScriptedModel(scripts) as model, pytest.raises(ConfigError) as info:
-        make_debate(model, MaxRounds(1), options=options)
+        make_debate(model, MaxRounds(1), choices=choices)
     assert str(info.value) == message
     with ScriptedModel(scripts) as model:
-        assert make_debate(model, MaxRounds(1), options=["split", "keep"]).options == ("split", "keep")
+        assert make_debate(model, MaxRounds(1), choices=["split", "keep"]).choices == ("split", "keep")
 
 
 # ------------------------------------------------------------ given openings

@@ -304,7 +304,7 @@ async def test_config_round_trip_saves_experts_arbiter_stop_and_options_and_the_
     with model:
         experts = [RoleAgent(role(n), model.spec) for n in ("architect", "ops")]
         arbiter = RoleAgent(role("arbiter"), model.spec) if llm_arbiter else MajorityVote()
-        team = Debate(experts, arbiter, stop=Consensus() | MaxRounds(2), options=("keep", "split"), seed=7)
+        team = Debate(experts, arbiter, stop=Consensus() | MaxRounds(2), choices=("keep", "split"), seed=7)
         dumped = json.loads(team.dump_component().model_dump_json())
         loaded = Debate.load_component(dumped)
         result = await loaded.run(task=TASK)

@@ -68,7 +68,7 @@ def build(run: int) -> tuple[MootTeam, Wiring, str]:
         team: MootTeam = Reflection(wiring.agent("generator"), wiring.agent("critic"), stop=MaxRounds(ROUNDS))
         return team, wiring, REFLECTION_TASK
     experts = [wiring.agent(name) for name in EXPERTS]
-    team = Debate(experts, wiring.agent("arbiter"), stop=Consensus() | MaxRounds(ROUNDS), options=("split", "keep"))
+    team = Debate(experts, wiring.agent("arbiter"), stop=Consensus() | MaxRounds(ROUNDS), choices=("split", "keep"))
     return team, wiring, DEBATE_TASK
 
 

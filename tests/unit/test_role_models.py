@@ -36,7 +36,7 @@ def _context(models: RoleModels) -> RowContext:
 def test_a_scenario_and_a_row_context_give_every_role_the_same_spec(hot_critic):
     scenario = Scenario(
         "s", "a scenario", "task", ("generator", "critic"), lambda models: None,  # type: ignore[arg-type,return-value]
-        role_defaults={"critic": "?max_tokens=50", "generator": "@0.5"},
+        scenario_defaults={"critic": "?max_tokens=50", "generator": "@0.5"},
     )  # fmt: skip
     models = scenario.models(["scripted:base", "generator=@0.1"])
     for name in scenario.roles:
@@ -59,7 +59,7 @@ def test_layers_apply_lowest_first_whatever_sets_them():
     models = RoleModels(
         base=ModelSpec.parse("scripted:base@0.2"),
         overrides={"ops": ModelSpec.parse("@1.0")},
-        defaults={"ops": ModelSpec.parse("@0.7?max_tokens=5")},
+        scenario_defaults={"ops": ModelSpec.parse("@0.7?max_tokens=5")},
         role_defaults={"ops": ModelSpec.parse("@0.4?seed=3")},
     )
     assert str(models.spec("ops")) == "scripted:base@1?seed=3&max_tokens=5"

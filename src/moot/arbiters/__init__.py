@@ -5,7 +5,7 @@ Every vote breaks ties the same way (:data:`TIE_RULE`): a tie goes to the tied a
 first, never to how an answer is spelled (RoundsVote prefers the first-round vote among the tied)."""
 
 from moot.arbiters._answers import agreement, modal_answer, normalise_answer
-from moot.arbiters._arbiter_files import VOTES, ArbiterSpec, known_arbiters, load_arbiter
+from moot.arbiters._arbiter_files import VOTES, ArbiterSpec, VoteName, known_arbiters, load_arbiter
 from moot.arbiters._majority import MajorityVote, majority_tally
 from moot.arbiters._programs import UNOBSERVED, Candidate, Evidence, ProgramRuling, ProgramVote, same_behaviour
 from moot.arbiters._protocol import Arbiter, RoundsArbiter, VoteArbiter
@@ -31,6 +31,7 @@ __all__ = [
     "Tally",
     "Verdict",
     "VoteArbiter",
+    "VoteName",
     "WeightedVote",
     "agreement",
     "known_arbiters",

@@ -2,7 +2,7 @@
 
 ``kind: llm`` is a model that rules as a role (``arbiter`` by default), with
 a ``rubric`` of points appended to that role's system prompt; the votes
-(``majority_vote``, ``weighted_vote``) call no model and take no options.
+(``majority_vote``, ``weighted_vote``, ``rounds_vote``) call no model and take no options.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from moot.arbiters._majority import MajorityVote
 from moot.arbiters._protocol import Arbiter
@@ -22,9 +22,13 @@ from moot.catalog import CatalogFile, entries, find_entry, read_document
 from moot.errors import ConfigError
 from moot.roles import Role, role
 
-__all__ = ["VOTES", "ArbiterFile", "ArbiterSpec", "known_arbiters", "load_arbiter", "with_rubric"]
+__all__ = ["VOTES", "ArbiterFile", "ArbiterSpec", "VoteName", "known_arbiters", "load_arbiter", "with_rubric"]
 
-VOTES: dict[str, type[MajorityVote] | type[WeightedVote] | type[RoundsVote]] = {
+VoteName: TypeAlias = Literal["majority_vote", "weighted_vote", "rounds_vote"]
+"""A vote's one name: its arbiter file's name and ``kind:``, its class's ``name``, a saved debate's ``arbiter`` and
+a result's ``verdict_by``. (``moot compare``'s debate arm spells two of them ``arbiter=vote`` and
+``arbiter=rounds`` in its row keys: docs/architecture.md, Names.)"""
+VOTES: dict[VoteName, type[MajorityVote] | type[WeightedVote] | type[RoundsVote]] = {
     "majority_vote": MajorityVote,
     "weighted_vote": WeightedVote,
     "rounds_vote": RoundsVote,
@@ -37,7 +41,7 @@ reads the arbiter's name from the run) that name the old one still get it."""
 class ArbiterFile(CatalogFile):
     """The fields of an arbiter file."""
 
-    kind: Literal["llm", "majority_vote", "weighted_vote", "rounds_vote"]
+    kind: Literal["llm", VoteName]
     role: str | None = None
     """``llm`` only: the role that rules (default ``arbiter``)."""
     rubric: list[str] = []

@@ -23,10 +23,21 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, create_model
 
+from moot._renamed import former_function
 from moot.roles._arguments import OneLineModel
 from moot.roles._prompts import LISTED_FIELDS
 
-__all__ = ["NUMBER", "Opening", "Position", "Rebuttal", "claims_of", "with_options", "with_pattern", "without_answer"]
+__all__ = [
+    "NUMBER",
+    "Opening",
+    "Position",
+    "Rebuttal",
+    "claims_of",
+    "with_choices",
+    "with_options",
+    "with_pattern",
+    "without_answer",
+]
 
 Argument = Annotated[str, StringConstraints(min_length=3, max_length=200)]
 STATEMENT = r"^\s*\S+\s+\S[\s\S]*$"
@@ -137,23 +148,26 @@ class Rebuttal(OneLineModel):
 
 
 @cache
-def with_options(base: type[BaseModel], field: str, options: tuple[str, ...], listed: bool = False) -> type[BaseModel]:
-    """``base`` with ``field`` restricted to ``options``.
+def with_choices(base: type[BaseModel], field: str, choices: tuple[str, ...], listed: bool = False) -> type[BaseModel]:
+    """``base`` with ``field`` restricted to ``choices`` (a closed answer set, or the claims one may answer).
 
     On the embedded model the schema becomes a grammar, so the answer is
-    forced to be one of the options instead of a paraphrase that would never
+    forced to be one of the choices instead of a paraphrase that would never
     compare equal (and a claim is forced to be one that was made).
-    ``listed``: the request lists the options, and they differ per agent (the
+    ``listed``: the request lists the choices, and they differ per agent (the
     claims an expert may answer); the schema hint then points to the request
     instead of repeating them, so it reads the same for every agent.
     """
-    if not options:
+    if not choices:
         return base
-    choice = Literal.__getitem__(options)  # type: ignore[attr-defined]
+    choice = Literal.__getitem__(choices)  # type: ignore[attr-defined]
     model: type[BaseModel] = create_model(base.__name__, __base__=base, **{field: (choice, ...)})  # type: ignore[call-overload]
     if listed:
         setattr(model, LISTED_FIELDS, frozenset({field, *getattr(base, LISTED_FIELDS, ())}))
     return model
+
+
+with_options = former_function("with_options", with_choices)
 
 
 NUMBER = r"^-?[0-9]{1,15}(\.[0-9]{1,6})?$"

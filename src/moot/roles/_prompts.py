@@ -35,7 +35,7 @@ def render_prompt(template: str, **variables: Any) -> str:
 
 _LONG_ENUM = 40
 LISTED_FIELDS = "moot_listed_fields"
-"""Class attribute of a schema: the fields whose choices the request lists (see ``with_options``)."""
+"""Class attribute of a schema: the fields whose choices the request lists (see ``with_choices``)."""
 
 
 @cache
@@ -48,7 +48,7 @@ def schema_hint(output_type: type[BaseModel]) -> str:
         kind = prop.get("type") or "/".join(str(v) for v in prop.get("enum", [])) or "object"
         choices = prop.get("enum", [prop["const"]] if "const" in prop else [])
         if choices and (name in listed or any(len(str(v)) > _LONG_ENUM for v in choices)):
-            # Choices the request lists (quoted claims, long options): repeating them here would make the
+            # Choices the request lists (quoted claims, long choices): repeating them here would make the
             # hint differ per expert and lose the prompt state the experts share.
             kind = "string, copied from the request"
         elif "enum" in prop:

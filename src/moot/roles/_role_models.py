@@ -28,6 +28,7 @@ from typing import Any, TypeAlias
 
 from autogen_core import ComponentModel
 
+from moot._renamed import former_keywords
 from moot.errors import ConfigError
 from moot.models import ModelSpec
 from moot.roles._registry import known_roles, role
@@ -38,6 +39,7 @@ _ROLE_ASSIGNMENT = re.compile(r"^([a-z][a-z0-9_]*)=(.*)$", re.DOTALL)
 _NUMBERED = re.compile(r"^(.+)_\d+$")
 
 
+@former_keywords(defaults="scenario_defaults")
 @dataclass(frozen=True)
 class RoleModels:
     """The spec layers of every role; a plain value, so a job shipped to another process resolves the same."""
@@ -45,16 +47,17 @@ class RoleModels:
     base: ModelSpec = field(default_factory=ModelSpec)
     overrides: Mapping[str, ModelSpec] = field(default_factory=dict)
     """The user's ``--model ROLE=SPEC``: win over every default."""
-    defaults: Mapping[str, ModelSpec] = field(default_factory=dict)
-    """The scenario's per-role defaults."""
+    scenario_defaults: Mapping[str, ModelSpec] = field(default_factory=dict)
+    """The scenario's per-role defaults (``Scenario.scenario_defaults``, a YAML scenario's ``models:``)."""
     role_defaults: Mapping[str, ModelSpec] = field(default_factory=dict)
-    """The roles' own defaults from their catalog files, read once where the options are read."""
+    """The roles' own defaults from their catalog files (``model:``), read once where the ``--model`` options are
+    read."""
 
     def spec(self, role: str) -> ModelSpec:
         """The spec ``role`` runs on: base, then each layer in the order the module docstring gives."""
         names = _lineage(role)
         spec = self.base
-        for layer in (self.role_defaults, self.defaults, self.overrides):
+        for layer in (self.role_defaults, self.scenario_defaults, self.overrides):
             for name in names:
                 spec = spec.resolve(layer.get(name))
         return spec
@@ -122,8 +125,9 @@ def catalog_defaults(roles: Iterable[str]) -> dict[str, ModelSpec]:
     return {name: spec for name in roles if name in known and (spec := role(name).model) is not None}
 
 
+@former_keywords(options="model_options")
 def parse_model_options(
-    options: Sequence[str],
+    model_options: Sequence[str],
     roles: Sequence[str],
     default: str = "local",
     scenario_defaults: Mapping[str, ModelSpec] | None = None,
@@ -135,7 +139,7 @@ def parse_model_options(
     """
     base: ModelSpec | None = None
     overrides: dict[str, ModelSpec] = {}
-    for option in options:
+    for option in model_options:
         match = _ROLE_ASSIGNMENT.match(option)
         if match is None:
             if base is not None:

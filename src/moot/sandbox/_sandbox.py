@@ -307,7 +307,7 @@ def _relay(tester: _Process, host: CodeHost, deadline: float, own: _OwnTime) -> 
             if "op" in line.fields():
                 head = line.head()
                 seconds = min(float(head.get("seconds") or 0), deadline - time.monotonic())
-                if not tester.send(host.ask(line, head.get("id"), seconds), deadline):
+                if not tester.send(host.relay(line, head.get("id"), seconds), deadline):
                     tester.timed_out = True
                     return _at_wall(records, own)
                 continue
@@ -503,7 +503,7 @@ class CodeHost:
                 "SandboxLimits(weak_isolation=True)"
             )
 
-    def ask(self, request: Frame, request_id: Any, seconds: float) -> bytes | bytearray:
+    def relay(self, request: Frame, request_id: Any, seconds: float) -> bytes | bytearray:
         """The code's answer to one request (its line, unread beyond the head), or how it failed to answer in time."""
         reply_to = {"id": request_id}
         if self.process is None and not self._restart():

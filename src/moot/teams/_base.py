@@ -124,7 +124,7 @@ class MootTeam(Team):
         message and the event it completes (e.g. a round) are never split by a stop.
         """
 
-    async def _ask(
+    async def _agent_turn(
         self,
         agent: ChatAgent,
         prompt: str,

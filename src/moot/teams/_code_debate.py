@@ -176,7 +176,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
 
     async def _write(self, expert: RoleAgent, current: CodeRound, token: CancellationToken) -> Message:
         """Round 1: the task alone, exactly as a single generator call sees it."""
-        message = await self._ask(expert, self.state.task or "", token)
+        message = await self._agent_turn(expert, self.state.task or "", token)
         candidate = await self._candidate(expert.name, message, current.round, self.letters[expert.name])
         current.choices[expert.name] = CodeChoice(action="wrote", holds=candidate.id)
         add_usage(current.usage, expert.name, message)
@@ -186,7 +186,7 @@ class CodeDebate(MootTeam, Component[CodeDebateConfig]):
         """A later round: a new program written from the failing tests; adopted only if it passes strictly more."""
         own = self._held(expert.name)
         prompt = render_prompt("turns/code_fix", task=self.state.task, failures=self._failures(own))
-        message = await self._ask(expert, prompt, token)
+        message = await self._agent_turn(expert, prompt, token)
         letter = f"{self.letters[expert.name]}{current.round}"
         fixed = await self._candidate(expert.name, message, current.round, letter, based_on=own.id)
         adopted = fixed.evidence.passed > own.evidence.passed

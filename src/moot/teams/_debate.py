@@ -35,6 +35,7 @@ from autogen_agentchat.messages import BaseChatMessage, StructuredMessage
 from autogen_core import CancellationToken, Component, ComponentBase, ComponentModel
 from pydantic import BaseModel
 
+from moot._renamed import former_keywords
 from moot.arbiters import (
     VOTES,
     Arbiter,
@@ -43,6 +44,7 @@ from moot.arbiters import (
     RoundsVote,
     Verdict,
     VoteArbiter,
+    VoteName,
     WeightedVote,
     known_arbiters,
     load_arbiter,
@@ -62,7 +64,7 @@ from moot.roles import (
     citing,
     claims_of,
     render_prompt,
-    with_options,
+    with_choices,
     with_pattern,
     without_answer,
 )
@@ -82,10 +84,11 @@ class DebateConfig(BaseModel):
     name: str
     description: str
     experts: list[ComponentModel]
-    arbiter: ComponentModel | Literal["majority_vote", "weighted_vote", "rounds_vote"]
+    arbiter: ComponentModel | VoteName
     """An LLM arbiter's agent, or the name of a vote (MajorityVote, WeightedVote: they have no configuration)."""
     stop: ComponentModel | None = None
     options: list[str] = []
+    """The closed answer set (``Debate.choices``), kept under the key saved components already use."""
     answer_pattern: str | None = None
     seed: int = 0
     openings: dict[str, Position] = {}
@@ -94,20 +97,20 @@ class DebateConfig(BaseModel):
     rebutting: list[ComponentModel] = []
 
 
-def checked_options(options: Sequence[str]) -> tuple[str, ...]:
+def checked_choices(choices: Sequence[str]) -> tuple[str, ...]:
     """A closed answer set as given, or ConfigError: a lone string would otherwise become its letters."""
-    if isinstance(options, str):
+    if isinstance(choices, str):
         raise ConfigError(
-            f"options must be a sequence of answers, e.g. options=('split', 'keep'), not the string {options!r}"
+            f"choices must be a sequence of answers, e.g. choices=('split', 'keep'), not the string {choices!r}"
         )
-    if not isinstance(options, Iterable) or isinstance(options, Mapping):
-        raise argument_error("Debate", "options", "a sequence of answers, e.g. ('split', 'keep')", options)
-    chosen = tuple(options)
+    if not isinstance(choices, Iterable) or isinstance(choices, Mapping):
+        raise argument_error("Debate", "choices", "a sequence of answers, e.g. ('split', 'keep')", choices)
+    chosen = tuple(choices)
     bad = next((o for o in chosen if not isinstance(o, str) or not o.strip()), None)
     if bad is not None:
-        raise ConfigError(f"options must be non-empty strings, got {bad!r} in {list(chosen)!r}")
+        raise ConfigError(f"choices must be non-empty strings, got {bad!r} in {list(chosen)!r}")
     if len(chosen) == 1 or len(set(chosen)) != len(chosen):
-        raise ConfigError(f"options must be at least two distinct answers (or none), got {list(chosen)!r}")
+        raise ConfigError(f"choices must be at least two distinct answers (or none), got {list(chosen)!r}")
     return chosen
 
 
@@ -209,6 +212,7 @@ def checked_arbiter(arbiter: object, experts: Sequence[RoleAgent]) -> RoleAgent 
     raise argument_error("Debate", "arbiter", valid, arbiter)
 
 
+@former_keywords(options="choices")
 class Debate(MootTeam, Component[DebateConfig]):
     """Experts debate, an arbiter rules (see module docstring).
 
@@ -217,7 +221,7 @@ class Debate(MootTeam, Component[DebateConfig]):
     known arbiter's name (``"majority_vote"``; ``"model_arbiter"`` rules on the
     first expert's model). An LLM arbiter's rationale must name the expert whose
     argument decided the ruling; a reply that does not is fed back like any malformed one.
-    ``options`` restricts answers and the decision to a fixed set;
+    ``choices`` restricts answers and the decision to a closed set;
     ``answer_pattern`` to strings matching a regular expression (such as
     :data:`moot.roles.NUMBER`, so a vote compares numbers). ``seed``
     fixes the arbiter's shuffled view. ``openings`` gives some (or all) experts'
@@ -245,7 +249,7 @@ class Debate(MootTeam, Component[DebateConfig]):
         arbiter: RoleAgent | Arbiter,
         *,
         stop: Stop = None,
-        options: Sequence[str] = (),
+        choices: Sequence[str] = (),
         answer_pattern: str | None = None,
         seed: int = 0,
         openings: Mapping[str, Position] | None = None,
@@ -260,7 +264,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             _answering_positions(_agents_in(experts, "experts"), "experts"), "debate"
         )  # type: ignore[assignment]
         self.arbiter = checked_arbiter(arbiter, self.experts)
-        self.options = checked_options(options)
+        self.choices = checked_choices(choices)
         self.answer_pattern = checked_pattern(answer_pattern, "Debate", "answer_pattern")
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise argument_error("Debate", "seed", "a whole number, e.g. 0 or 7", seed)
@@ -299,7 +303,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             return self._given(expert.name, previous.positions[expert.name], current)
         closing = ""
         if previous is None:
-            prompt = render_prompt("turns/debate_open", task=self.state.task, options=self.options)
+            prompt = render_prompt("turns/debate_open", task=self.state.task, choices=self.choices)
             schema: type[BaseModel] = self._answering(Opening, "answer")
         else:
             # Every expert gets the same text up to its own name, so the model evaluates it once for all.
@@ -312,16 +316,16 @@ class Debate(MootTeam, Component[DebateConfig]):
                 "turns/debate_rebut",
                 task=self.state.task,
                 positions=shown,
-                options=self.options,
+                choices=self.choices,
                 unstated=unstated,
                 hidden=self.peer_answers == "hidden",
             )
             closing = render_prompt("turns/debate_own", own=expert.name)
-            schema = with_options(
+            schema = with_choices(
                 self._answering(Rebuttal, "answer"), "claim", claims_of(shown, expert.name), listed=True
             )
         speaker = expert if previous is None else self.rebutting.get(expert.name, expert)
-        message = await self._ask(speaker, prompt, token, schema, closing=closing)
+        message = await self._agent_turn(speaker, prompt, token, schema, closing=closing)
         if not (isinstance(message, StructuredMessage) and isinstance(message.content, Position)):
             raise TypeError(f"expert {expert.name!r} must answer with a Position, got {type(message).__name__}")
         if previous is not None and expert.name in previous.positions:
@@ -390,9 +394,9 @@ class Debate(MootTeam, Component[DebateConfig]):
         yield [*failed, message]
 
     def _answering(self, base: type[BaseModel], field: str) -> type[BaseModel]:
-        """``base`` with its answer ``field`` held to the debate's options, else to its answer pattern."""
+        """``base`` with its answer ``field`` held to the debate's choices, else to its answer pattern."""
         return (
-            with_options(base, field, self.options) if self.options else with_pattern(base, field, self.answer_pattern)
+            with_choices(base, field, self.choices) if self.choices else with_pattern(base, field, self.answer_pattern)
         )
 
     async def _rule(
@@ -413,11 +417,11 @@ class Debate(MootTeam, Component[DebateConfig]):
             if isinstance(self.arbiter, VoteArbiter):
                 self.state.tied_answers = len(self.arbiter.tally(positions).tied)
             return self._verdict_message(verdict, self.arbiter.name, None), []
-        prompt = render_prompt("turns/arbiter_rule", task=task, positions=shown, options=self.options)
+        prompt = render_prompt("turns/arbiter_rule", task=task, positions=shown, choices=self.choices)
         # The ruling must say whose argument decided it: a one-word rationale is fed back as malformed.
         schema = citing(self._answering(Verdict, "decision"), tuple(e.name for e in self.experts))
         try:
-            message = await self._ask(self.arbiter, prompt, token, schema)
+            message = await self._agent_turn(self.arbiter, prompt, token, schema)
         except (MalformedOutputError, TransientModelError) as exc:
             failed = failed_turn(exc) if isinstance(exc, MalformedOutputError) else None
             if isinstance(exc, MalformedOutputError):
@@ -467,7 +471,7 @@ class Debate(MootTeam, Component[DebateConfig]):
     # ----------------------------------------------------------------- config
     def _to_config(self) -> DebateConfig:
         if isinstance(self.arbiter, MajorityVote | WeightedVote | RoundsVote):
-            arbiter: ComponentModel | Literal["majority_vote", "weighted_vote", "rounds_vote"] = self.arbiter.name  # type: ignore[assignment]
+            arbiter: ComponentModel | VoteName = self.arbiter.name  # type: ignore[assignment]
         elif isinstance(self.arbiter, ComponentBase):
             arbiter = self.arbiter.dump_component()
         else:
@@ -481,7 +485,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             experts=[e.dump_component() for e in self.experts],
             arbiter=arbiter,
             stop=self._stop_component(),
-            options=list(self.options),
+            options=list(self.choices),
             answer_pattern=self.answer_pattern,
             seed=self.seed,
             openings=dict(self.openings),
@@ -499,7 +503,7 @@ class Debate(MootTeam, Component[DebateConfig]):
             [ChatAgent.load_component(e) for e in config.experts],  # type: ignore[misc]
             arbiter,  # type: ignore[arg-type]
             stop=loaded_stop(config.stop),
-            options=config.options,
+            choices=config.options,
             answer_pattern=config.answer_pattern,
             seed=config.seed,
             openings=config.openings,

@@ -287,7 +287,7 @@ class RunLoop:
 
     async def _feedback_point(self) -> Step:
         """Paused at a round or final point: the human's answer, or a suspension when nobody can answer."""
-        given = await self._ask()
+        given = await self._ask_human()
         if given is None:
             yield _T.NO_HUMAN
             return
@@ -365,7 +365,7 @@ class RunLoop:
             pass
         return _T.STOP
 
-    async def _ask(self) -> HumanFeedbackGiven | None:
+    async def _ask_human(self) -> HumanFeedbackGiven | None:
         """The human's answer to the current request; None when nobody can answer (the run suspends there)."""
         request = self.request
         assert request is not None

@@ -341,7 +341,7 @@ class PlannerExecutor(MootTeam, Component[PlannerExecutorConfig]):
         self, agent: ChatAgent, prompt: str, token: CancellationToken, asked: type[BaseModel], reported: type[Any]
     ) -> tuple[Any, BaseChatMessage]:
         """One structured turn: the answer as ``reported`` and its message (as a registered message type)."""
-        message = await self._ask(agent, prompt, token, asked)
+        message = await self._agent_turn(agent, prompt, token, asked)
         content = _content(agent.name, message, asked)
         value = content if type(content) is reported else reported.model_validate(content.model_dump())
         add_usage(self.state.usage, agent.name, message)

@@ -10,7 +10,7 @@ options::
     roles: [architect, ops, business]
     arbiter: model_arbiter
     termination: consensus | no_progress(1) | max_rounds(3) | token_budget(40000)
-    options: {answers: [split, keep, defer]}
+    options: {choices: [split, keep, defer]}
 
 Participants by topology: ``reflection`` the first role writes and the others
 review; ``debate`` and ``code_debate`` every role is an expert; ``planner_executor`` a planner
@@ -116,7 +116,8 @@ class TeamPreset:
             return self
         model = type(self.options)
         try:
-            return replace(self, options=model.model_validate({**self.options.model_dump(), **options}))
+            changed = model.model_validate(options).model_dump(exclude_unset=True)  # (a former option name, renamed)
+            return replace(self, options=model.model_validate({**self.options.model_dump(), **changed}))
         except ValidationError as exc:
             raise ConfigError(_option_problem(exc, model, self.topology)) from None
 

@@ -169,10 +169,10 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         previous = state.rounds[-1] if state.rounds else None
         request = render_prompt("turns/generate", task=state.task)
         if previous is None:
-            message = await self._ask(self.generator, request, token)
+            message = await self._agent_turn(self.generator, request, token)
         elif self.revision == "fresh":
             prompt = render_prompt("turns/redraft", task=state.task, issues=self._issues_so_far())
-            message = await self._ask(self.generator, prompt, token)
+            message = await self._agent_turn(self.generator, prompt, token)
         else:
             # The revision continues the exchange that asked for the draft, with the draft as the generator's
             # own reply: a model that kept the state of that call reads the draft without evaluating it again.
@@ -182,7 +182,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
                 TextMessage(content=previous.draft, source=self.generator.name),
             ]
             prompt = render_prompt("turns/revise", score=previous.score, issues=previous.issues)
-            message = await self._ask(self.generator, prompt, token, history=history)
+            message = await self._agent_turn(self.generator, prompt, token, history=history)
         draft = message.to_model_text()
         record = ReflectionRound(round=len(state.rounds) + 1, draft=draft)
         add_usage(record.usage, self.generator.name, message)
@@ -201,7 +201,7 @@ class Reflection(MootTeam, Component[ReflectionConfig]):
         current = state.rounds[-1]
         earlier = state.rounds[-2].issues if len(state.rounds) > 1 else []
         prompt = render_prompt("turns/critique", task=state.task, draft=current.draft, previous_issues=earlier)
-        message = await self._ask(critic, prompt, token)
+        message = await self._agent_turn(critic, prompt, token)
         critique = _as_critique(critic.name, message)
         current.critiques.append(critique)
         add_usage(current.usage, critic.name, message)

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from autogen_agentchat.base import TerminationCondition
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from moot._plugins import Registry
+from moot._renamed import warn_renamed
 from moot.arbiters import Arbiter
 from moot.errors import ConfigError
 from moot.roles import RoleAgent
@@ -62,10 +63,21 @@ class ReflectionOptions(BaseModel):
 class DebateOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    answers: list[str] = []
-    """The answers the experts and the arbiter must choose from (empty: free answers)."""
+    choices: list[str] = []
+    """The closed answer set the experts and the arbiter must choose from (empty: free answers)."""
     answer_pattern: str | None = None
     seed: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_answers(cls, data: Any) -> Any:
+        """A preset or scenario written before ``answers:`` was called ``choices:`` still loads, warning."""
+        if isinstance(data, dict) and "answers" in data:
+            if "choices" in data:
+                raise ValueError("give the closed answer set once, as choices: (answers: is its former name)")
+            warn_renamed("a debate's answers: option", "choices:", stacklevel=2)
+            data = {("choices" if key == "answers" else key): value for key, value in data.items()}
+        return data
 
 
 class CodeDebateOptions(BaseModel):
@@ -155,7 +167,7 @@ class DebateTopology(Topology[DebateOptions]):
     def build(cls, parts: TeamParts, options: DebateOptions) -> MootTeam:
         assert parts.arbiter is not None
         return Debate(
-            parts.agents, parts.arbiter, stop=parts.stop, options=options.answers,
+            parts.agents, parts.arbiter, stop=parts.stop, choices=options.choices,
             answer_pattern=options.answer_pattern, seed=options.seed, name=parts.name, description=parts.description,
         )  # fmt: skip
 

@@ -1,0 +1,90 @@
+"""Former public names that still work: the one owner of "this was renamed, say so and carry on".
+
+When a public keyword, attribute or function gets the one name its concept has (docs/architecture.md, Names),
+code written against the former name keeps working for now: it gets a ``DeprecationWarning`` naming the new
+spelling, and the value goes where the new name puts it. Each rename is one line where the renamed thing is
+defined, so the former names are easy to find and, later, to delete together.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from moot.errors import MootError
+
+__all__ = ["former_function", "former_keywords", "warn_renamed"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """Warn that ``old`` is now called ``new`` (a DeprecationWarning at the caller's line)."""
+    warnings.warn(f"{old} is deprecated; it is now called {new}", DeprecationWarning, stacklevel=stacklevel)
+
+
+def former_keywords(**renamed: str) -> Callable[[T], T]:
+    """Decorator of a class or a function: each former keyword (``old=new``) still works, warning; on a class, so
+    does reading the former attribute. Giving both spellings at once is a TypeError, as any repeated argument is.
+    A refusal naming the new keyword, of a value given under the former one, says so: it names what the caller
+    wrote."""
+
+    def decorate(target: T) -> T:
+        if not isinstance(target, type):
+            return _taking_former(target, target.__qualname__, renamed)  # type: ignore[return-value]
+        target.__init__ = _taking_former(target.__init__, target.__name__, renamed)  # type: ignore[misc]
+        for old, new in renamed.items():
+            setattr(target, old, _former_attribute(target.__name__, old, new))
+        return target
+
+    return decorate
+
+
+def _taking_former(call: Callable[..., R], owner: str, renamed: dict[str, str]) -> Callable[..., R]:
+    """``call`` taking each former keyword under its new name (see :func:`former_keywords`)."""
+
+    @functools.wraps(call)
+    def taking(*args: Any, **kwargs: Any) -> R:
+        given = [old for old in renamed if old in kwargs]
+        for old in given:
+            new = renamed[old]
+            if new in kwargs:
+                raise TypeError(f"{owner}() got both {old}= and {new}=; give only {new}=")
+            warn_renamed(f"{owner}({old}=...)", f"{new}=")
+            kwargs[new] = kwargs.pop(old)
+        try:
+            return call(*args, **kwargs)
+        except (TypeError, ValueError, MootError) as exc:
+            named = [old for old in given if exc.args and renamed[old] in str(exc.args[0])]
+            if named:
+                said = ", ".join(f"given as {old}=" for old in named)
+                exc.args = (f"{exc.args[0]} ({said})", *exc.args[1:])
+            raise
+
+    return taking
+
+
+def _former_attribute(owner: str, old: str, new: str) -> property:
+    """A read-only property ``old`` that warns and reads ``new``."""
+
+    def read(self: Any) -> Any:
+        warn_renamed(f"{owner}.{old}", f"{owner}.{new}")
+        return getattr(self, new)
+
+    return property(read, doc=f"Deprecated: now called ``{new}``.")
+
+
+def former_function(old: str, function: Callable[P, R]) -> Callable[P, R]:
+    """``function`` under its former name ``old``: the same call, with a warning naming the new one."""
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        warn_renamed(old, function.__name__)
+        return function(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = old
+    return call
