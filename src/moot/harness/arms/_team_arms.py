@@ -38,6 +38,7 @@ from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settin
 from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
 from moot.harness.arms._sampling import answer_from_draft, single_call
 from moot.harness.jobs._context import MAX_EXPERTS, RowContext
+from moot.harness.suites._choices import listed_choices
 from moot.harness.suites._items import AnswerFormat, AnswerKind, CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Position, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
@@ -162,6 +163,7 @@ class TestReflectionArm:
 
 Anchor = Literal["none", "single", "held"]
 Opening = Literal["expert", "solver"]
+ChoiceOrder = Literal["asked", "rotated"]
 PeerAnswers = Literal["shown", "hidden"]
 Temperatures = float | tuple[float, ...]
 
@@ -197,6 +199,13 @@ class DebateSettings(BaseModel):
     answer, key arguments, confidence); ``solver``: the very call the ``single`` arm makes, sampled at the
     expert's temperature and seed, its reasoning's last statements taken as key arguments (as the anchor's). Round
     1 is then the single call beside samples of it, differing from it only by sampling."""
+
+    choice_order: ChoiceOrder | None = None
+    """Closed answer sets whose question lists its choices (``A) … B) …``): ``rotated`` shows sampled expert i the
+    choices moved i - 1 places and reads its answer back as the label of the same choice, so a lean on one label
+    splits the vote instead of deciding it (see :mod:`moot.harness.suites._choices`); ``asked`` shows every expert
+    the question as written. Rotated openings are the sampled solver calls (``opening=solver``) and are only voted
+    on (``rounds=1``): a rebuttal would read arguments made under another lettering."""
 
     peer_answers: PeerAnswers | None = by_answers("hidden", "shown")
     """Short answers: ``hidden`` shows each expert the others' arguments in later rounds with their answers
@@ -259,6 +268,7 @@ class DebateSettings(BaseModel):
             opening=self.opening or _DEFAULT_OPENING[kind],
             peer_answers=self.peer_answers or ("hidden" if short else "shown"),
             rebuttal_temperature=rebuttal,
+            choice_order=self.choice_order or "asked",
         )
 
 
@@ -276,6 +286,7 @@ class DebatePlan(BaseModel):
     peer_answers: PeerAnswers
     rebuttal_temperature: Temperatures | None
     """None: each expert rebuts at its opening temperature."""
+    choice_order: ChoiceOrder
 
     def expert_temperature(self, index: int) -> float:
         """Expert ``index``'s (0-based) temperature."""
@@ -322,12 +333,19 @@ class DebateArm:
     """Experts debate, an arbiter rules (see module docstring)."""
 
     name = "debate"
-    former_options = {"anchor": "none", "opening": "expert", "peer_answers": "shown", "rebuttal_temperature": "opened"}
+    former_options = {
+        "anchor": "none",
+        "opening": "expert",
+        "peer_answers": "shown",
+        "rebuttal_temperature": "opened",
+        "choice_order": "asked",
+    }
     """What every row did before these options existed (left out of its settings; spelled by ``full_options``)."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.given = arm_settings(DebateSettings, self.name, options or {})
         self.answer_format: AnswerFormat = "short"
+        self.answer_kind: AnswerKind = "text"
         self.config = self.given.for_answers("text")
         """What the arm runs: ``check`` fills the defaults again for the suite's answers."""
 
@@ -338,7 +356,12 @@ class DebateArm:
         options existed, so they are left out. An arbiter that rules as ``auto`` does on the suite's answers
         (``rounds`` on short answers; any on code: the program vote) keys as ``auto``: the same debate, one key."""
         settings = key_settings(
-            self.config, anchor="none", opening="expert", peer_answers="shown", rebuttal_temperature=None
+            self.config,
+            anchor="none",
+            opening="expert",
+            peer_answers="shown",
+            rebuttal_temperature=None,
+            choice_order="asked",
         )
         for field in ("temperature", "rebuttal_temperature"):
             value = getattr(self.config, field)
@@ -355,13 +378,17 @@ class DebateArm:
         options = {**self.former_options, **{k: spell(v) for k, v in self.settings.items()}}
         if options["arbiter"] == "auto":
             options["arbiter"] = _AUTO_ARBITER[self.answer_format]
+        if self.answer_kind != "options":
+            del options["choice_order"]  # only a closed answer set has an order to choose: elsewhere it is `asked`
         return options
 
     def check(self, suite: Suite) -> None:
         """Fill the unset options for the suite's answers, and refuse those its answers cannot use."""
         self.config = self.given.for_answers(suite.answer_kind)
         self.answer_format = suite.answer_format
+        self.answer_kind = suite.answer_kind
         if suite.answer_format != "code":
+            self._check_choice_order(suite)
             return
         if self.config.peer_answers != "shown":
             raise ConfigError(
@@ -383,10 +410,31 @@ class DebateArm:
                 f"arm 'debate': anchor={self.config.anchor} is for short answers; a code debate's first programs "
                 "are chosen by the visible tests (compare best-of-k-tests); valid anchor values for code: none"
             )
+        if self.config.choice_order != "asked":
+            raise ConfigError(
+                "arm 'debate': choice_order=rotated is for closed answer sets; a code item has no choices to move; "
+                "valid choice_order values for code: asked"
+            )
         if self.config.arbiter == "llm":
             raise ConfigError(
                 "arm 'debate': code debates are ruled by the program vote (tests passed, then experts holding "
                 "the same behaviour), not by an LLM; valid arbiter values for code: auto, rounds, vote"
+            )
+
+    def _check_choice_order(self, suite: Suite) -> None:
+        """Rotated choices need a closed answer set, openings the arm draws, and no rebuttal (see the option)."""
+        if self.config.choice_order == "asked":
+            return
+        if suite.answer_kind != "options":
+            raise ConfigError(
+                f"arm 'debate': choice_order=rotated needs a closed answer set and {suite.label!r} has none; "
+                "valid choice_order values there: asked"
+            )
+        if self.config.opening != "solver" or self.config.rounds != 1:
+            raise ConfigError(
+                f"arm 'debate': choice_order=rotated rotates the openings sampled from the single call and votes "
+                f"on them, so it needs opening=solver and rounds=1 (given opening={self.config.opening}, "
+                f"rounds={self.config.rounds}); valid otherwise: choice_order=asked"
             )
 
     def sample_draws(self, base: int) -> list[tuple[int, float]]:
@@ -465,19 +513,27 @@ class DebateArm:
         expert's temperature and seed. An expert whose call stays malformed opens, and debates, on its own."""
         anchored = self.config.anchor != "none"
         calls: dict[str, Any] = {}
+        shifts: dict[str, int] = {}
         if anchored:
             calls[names[0]] = single_call(item, ctx)
+        choices = listed_choices(item) if self.config.choice_order == "rotated" else None
         if self.config.opening == "solver":
             for i, name in enumerate(names, start=1):
                 if name not in calls:
                     spec = ctx.sampled(f"expert_{i}", i - 1, self.config.expert_temperature(i - 1))
-                    calls[name] = single_call(item, ctx, spec)
+                    shifts[name] = (i - 1) if choices else 0
+                    asked = choices.rotated(shifts[name]) if choices else item
+                    calls[name] = single_call(asked, ctx, spec)
         replies = await asyncio.gather(*calls.values())
-        return {
-            name: anchor_position(reply.content)
-            for name, (reply, _) in zip(calls, replies, strict=True)
-            if not reply.failed and isinstance(reply.content, ShortAnswer)
-        }
+        openings: dict[str, Position] = {}
+        for name, (reply, _) in zip(calls, replies, strict=True):
+            if reply.failed or not isinstance(reply.content, ShortAnswer):
+                continue
+            position = anchor_position(reply.content)
+            if choices and shifts.get(name):
+                position = position.model_copy(update={"answer": choices.read_back(position.answer, shifts[name])})
+            openings[name] = position
+        return openings
 
     def _arbiter(self, ctx: RowContext) -> RoleAgent | Arbiter:
         if self.config.arbiter == "llm":
