@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -176,10 +177,11 @@ class DebateSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     experts: int = Field(default=3, ge=2, le=MAX_EXPERTS)
-    rounds: int | None = by_answers("3", "2", ge=1, le=10)
+    rounds: int | None = by_answers("3 (1 on a closed answer set)", "2", ge=1, le=10)
     """At most this many rounds (fewer when the experts agree). Short answers: the third round let a change
-    adopted in the second outvote round 1 (chain-sum-100: 1 item better, none worse). Code: a later round
-    runs only while no program passes every visible test."""
+    adopted in the second outvote round 1 (chain-sum-100: 1 item better, none worse); on a closed answer set the
+    rounds after the first changed 1 verdict of 60, for the worse. Code: a later round runs only while no program
+    passes every visible test."""
     arbiter: Literal["auto", "rounds", "vote", "llm"] = "auto"
     """Short answers: ``rounds`` (auto) a vote over every round's positions, ties to the first-round vote;
     ``vote`` a majority of the last round; ``llm`` an LLM arbiter. Code: the program vote (auto, vote)."""
@@ -194,14 +196,14 @@ class DebateSettings(BaseModel):
     returns and the sampled experts must out-vote it; ``held`` also keeps that answer unchanged in every
     later round (expert 1 is asked nothing more); ``none``: every expert opens on its own."""
 
-    opening: Opening | None = by_answers("solver for a closed answer set, expert otherwise", "expert")
+    opening: Opening | None = by_answers("solver on multiple choice, expert otherwise", "expert")
     """Short answers: how a sampled expert opens. ``expert``: the panel's expert prompt and position (reasoning,
     answer, key arguments, confidence); ``solver``: the very call the ``single`` arm makes, sampled at the
     expert's temperature and seed, its reasoning's last statements taken as key arguments (as the anchor's). Round
     1 is then the single call beside samples of it, differing from it only by sampling."""
 
-    choice_order: ChoiceOrder | None = None
-    """Closed answer sets whose question lists its choices (``A) … B) …``): ``rotated`` shows sampled expert i the
+    choice_order: ChoiceOrder | None = by_answers("rotated on multiple choice, asked otherwise", "asked")
+    """Multiple choice, where the question lists its choices (``A) … B) …``): ``rotated`` shows sampled expert i the
     choices moved i - 1 places and reads its answer back as the label of the same choice, so a lean on one label
     splits the vote instead of deciding it (see :mod:`moot.harness.suites._choices`); ``asked`` shows every expert
     the question as written. Rotated openings are the sampled solver calls (``opening=solver``) and are only voted
@@ -244,8 +246,8 @@ class DebateSettings(BaseModel):
 
         Short answers (measured on chain_sum, docs/compare.md): the single answer held as expert 1, two experts
         opening at 0.3 and rebutting at 0.7, arguments shown with their answers hidden, three rounds; on a closed
-        answer set the two open with samples of the single call (``opening=solver``: yes/no tuning slice,
-        docs/compare/tuning/README.md). Code: three experts at 0.7, programs and test results shown, two rounds
+        answer set one round, and on multiple choice the two open with samples of the single call shown the choices
+        rotated (:data:`_KIND_DEFAULTS`). Code: three experts at 0.7, programs and test results shown, two rounds
         (HumanEval)."""
         answer_format: AnswerFormat = "code" if kind == "code" else "short"
         short = answer_format == "short"
@@ -259,16 +261,20 @@ class DebateSettings(BaseModel):
             rebuttal = 0.7
         if rebuttal is not None and all(_nth(rebuttal, i) == _nth(temperature, i) for i in range(self.experts)):
             rebuttal = None
+        defaults = _KIND_DEFAULTS[kind]
+        opening = self.opening or defaults.opening
+        rounds = self.rounds or defaults.rounds
+        rotatable = opening == "solver" and rounds == 1  # what rotated choices need: a default never asks more
         return DebatePlan(
             experts=self.experts,
-            rounds=self.rounds or (3 if short else 2),
+            rounds=rounds,
             arbiter=self.arbiter,
             temperature=temperature,
             anchor=anchor,
-            opening=self.opening or _DEFAULT_OPENING[kind],
+            opening=opening,
             peer_answers=self.peer_answers or ("hidden" if short else "shown"),
             rebuttal_temperature=rebuttal,
-            choice_order=self.choice_order or "asked",
+            choice_order=self.choice_order or (defaults.choice_order if rotatable else "asked"),
         )
 
 
@@ -313,16 +319,28 @@ def _nth(value: Temperatures, index: int) -> float:
     return value[index] if isinstance(value, tuple) else value
 
 
-_DEFAULT_OPENING: dict[AnswerKind, Opening] = {
-    "options": "solver",
-    "number": "expert",
-    "text": "expert",
-    "code": "expert",
+@dataclass(frozen=True)
+class KindDefaults:
+    """What a debate arm runs on one kind of answer when its options are left unset."""
+
+    opening: Opening
+    rounds: int
+    choice_order: ChoiceOrder = "asked"
+
+
+_KIND_DEFAULTS: dict[AnswerKind, KindDefaults] = {
+    "code": KindDefaults("expert", rounds=2),
+    "number": KindDefaults("expert", rounds=3),
+    "text": KindDefaults("expert", rounds=3),
+    "options": KindDefaults("expert", rounds=1),
+    "choices": KindDefaults("solver", rounds=1, choice_order="rotated"),
 }
-"""How sampled experts open on each kind of answer, chosen on tuning slices of that kind. On a closed answer set the
-two openings tied there (docs/compare/tuning/README.md, yes/no), and samples of the single call cannot open below it
-for a reason of their own prompt, as a held-out yes/no suite showed the panel's prompt doing; on fresh closed sets
-no debate beat single (moot.harness.reports' evidence.yaml)."""
+"""Each kind's defaults, chosen on tuning slices of that kind (docs/compare/tuning/README.md says which items
+decided what). Numbers: chain_sum (other short answers take them, unmeasured). Closed answer sets: on the two yes/no
+slices (60 items) the experts' own openings voted right where single was wrong in 8 items and the reverse in 2
+(samples of the single call: 2 and 2), and the rounds after them changed no verdict on one slice and one on the other,
+for the worse, at twice the tokens: one round. Multiple choice: the model leans on one label, and rotated choices
+split that lean's votes (docs/compare/tuning/multiple-choice-tuning)."""
 
 _AUTO_ARBITER: dict[AnswerFormat, str] = {"short": "rounds", "code": "vote"}
 """What ``arbiter=auto`` rules with on each kind of answer: the vote over every round (RoundsVote), and the program
@@ -378,7 +396,7 @@ class DebateArm:
         options = {**self.former_options, **{k: spell(v) for k, v in self.settings.items()}}
         if options["arbiter"] == "auto":
             options["arbiter"] = _AUTO_ARBITER[self.answer_format]
-        if self.answer_kind != "options":
+        if self.answer_kind != "choices":
             del options["choice_order"]  # only a closed answer set has an order to choose: elsewhere it is `asked`
         return options
 
@@ -425,9 +443,10 @@ class DebateArm:
         """Rotated choices need a closed answer set, openings the arm draws, and no rebuttal (see the option)."""
         if self.config.choice_order == "asked":
             return
-        if suite.answer_kind != "options":
+        if suite.answer_kind != "choices":
             raise ConfigError(
-                f"arm 'debate': choice_order=rotated needs a closed answer set and {suite.label!r} has none; "
+                f"arm 'debate': choice_order=rotated needs multiple choice (every question listing its choices "
+                f"under the answer set's labels, A) ... B) ...) and {suite.label!r} is {suite.answer_kind}; "
                 "valid choice_order values there: asked"
             )
         if self.config.opening != "solver" or self.config.rounds != 1:
@@ -516,13 +535,13 @@ class DebateArm:
         shifts: dict[str, int] = {}
         if anchored:
             calls[names[0]] = single_call(item, ctx)
-        choices = listed_choices(item) if self.config.choice_order == "rotated" else None
+        choices = listed_choices(item.task, item.options) if self.config.choice_order == "rotated" else None
         if self.config.opening == "solver":
             for i, name in enumerate(names, start=1):
                 if name not in calls:
                     spec = ctx.sampled(f"expert_{i}", i - 1, self.config.expert_temperature(i - 1))
                     shifts[name] = (i - 1) if choices else 0
-                    asked = choices.rotated(shifts[name]) if choices else item
+                    asked = replace(item, task=choices.rotated(shifts[name])) if choices else item
                     calls[name] = single_call(asked, ctx, spec)
         replies = await asyncio.gather(*calls.values())
         openings: dict[str, Position] = {}

@@ -16,9 +16,7 @@ Only choices the question itself lists, each label once and in the answer set's 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-
-from moot.harness.suites._items import Item
+from dataclasses import dataclass
 
 __all__ = ["Choices", "listed_choices"]
 
@@ -30,28 +28,25 @@ def _marker(label: str) -> str:
 
 @dataclass(frozen=True)
 class Choices:
-    """The choices an item's question lists: their labels (the item's answer set), in order, and where each
-    choice's text sits in the question."""
+    """The choices a question lists: their labels (the item's answer set), in order, and where each choice's text
+    sits in the question."""
 
-    item: Item
+    question: str
+    labels: tuple[str, ...]
     spans: tuple[tuple[int, int], ...]
 
-    @property
-    def labels(self) -> tuple[str, ...]:
-        return self.item.options
-
     def texts(self) -> list[str]:
-        return [self.item.task[start:end] for start, end in self.spans]
+        return [self.question[start:end] for start, end in self.spans]
 
-    def rotated(self, shift: int) -> Item:
-        """The item with its choices moved ``shift`` places: label i now shows the text of choice i + shift."""
+    def rotated(self, shift: int) -> str:
+        """The question with its choices moved ``shift`` places: label i now shows the text of choice i + shift."""
         texts = self.texts()
         count = len(texts)
-        task = self.item.task
+        question = self.question
         for place in reversed(range(count)):
             start, end = self.spans[place]
-            task = task[:start] + texts[(place + shift) % count] + task[end:]
-        return replace(self.item, task=task)
+            question = question[:start] + texts[(place + shift) % count] + question[end:]
+        return question
 
     def read_back(self, answer: str, shift: int) -> str:
         """An answer given to the rotated item, as the label of the same choice in the question as asked. An
@@ -62,19 +57,18 @@ class Choices:
         return labels[(labels.index(answer) + shift) % len(labels)]
 
 
-def listed_choices(item: Item) -> Choices | None:
-    """The choices ``item``'s question lists under its answer set's labels, or None when it lists them not at all,
-    not in order, or not each once: the item is then only ever shown as asked."""
-    labels = item.options
+def listed_choices(question: str, labels: tuple[str, ...]) -> Choices | None:
+    """The choices ``question`` lists under the answer set's ``labels``, or None when it lists them not at all,
+    not in order, or not each once: the question is then only ever shown as asked."""
     if len(labels) < 2:
         return None
     texts = [rf"{_marker(label)}([^\n]+?)" for label in labels]
     pattern = r"\s+".join(texts[:-1] + [texts[-1] + r"[ \t]*(?=\n|$)"])
-    matches = list(re.finditer(pattern, item.task))
+    matches = list(re.finditer(pattern, question))
     if len(matches) != 1:
         return None
     match = matches[0]
     spans = tuple(match.span(group) for group in range(1, len(labels) + 1))
-    if any(len(re.findall(_marker(label), item.task)) != 1 for label in labels):
+    if any(len(re.findall(_marker(label), question)) != 1 for label in labels):
         return None
-    return Choices(item, spans)
+    return Choices(question, labels, spans)
