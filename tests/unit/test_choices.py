@@ -12,6 +12,7 @@ import pytest
 
 from moot.errors import ConfigError
 from moot.harness import CompareOptions, run_comparison
+from moot.harness.arms._arm import canonical_spec
 from moot.harness.arms._team_arms import DebateArm
 from moot.harness.suites._choices import listed_choices
 from moot.harness.suites._suites import load_suite
@@ -122,7 +123,32 @@ def test_rotated_choices_are_refused_where_they_cannot_apply(tmp_path):
         DebateArm({"choice_order": "rotated", "opening": "expert", "rounds": "1"}).check(mc)
     sums = tmp_path / "sums.jsonl"
     sums.write_text(json.dumps({"id": "s", "input": "What is 1 + 2?", "answer": 3}) + "\n")
-    with pytest.raises(ConfigError, match=r"needs a closed answer set .* valid choice_order values there: asked"):
+    with pytest.raises(ConfigError, match=r"needs multiple choice .* is text; valid choice_order values there: asked"):
         DebateArm({"choice_order": "rotated", "opening": "solver", "rounds": "1"}).check(load_suite(str(sums)))
+    yes_no = tmp_path / "yes-no.jsonl"
+    yes_no.write_text(json.dumps({"id": "y", "input": "Is 4 even?", "answer": "Yes"}) + "\n")
+    with pytest.raises(ConfigError, match=r"is options; valid choice_order values there: asked"):
+        DebateArm({"choice_order": "rotated"}).check(load_suite(f"{yes_no}?options=Yes,No"))
     with pytest.raises(ConfigError, match=r"choice_order=rotated is for closed answer sets.*for code: asked"):
         DebateArm({"choice_order": "rotated"}).check(load_suite("humaneval[:2]"))
+
+
+def test_each_closed_kind_takes_its_own_defaults_and_a_default_never_asks_what_an_option_given_forbids(tmp_path):
+    mc = load_suite(f"{_mc_suite(tmp_path)}?options=A,B,C,D")
+    assert mc.answer_kind == "multiple_choice"
+    arm = DebateArm()
+    arm.check(mc)
+    assert (arm.config.opening, arm.config.rounds, arm.config.choice_order) == ("solver", 1, "rotated")
+    assert "choice_order=rotated" in canonical_spec(arm)
+    for given in ({"opening": "expert"}, {"rounds": "3"}):  # rotation needs what these change: it is not defaulted
+        arm = DebateArm(given)
+        arm.check(mc)
+        assert arm.config.choice_order == "asked" and "choice_order=asked" in canonical_spec(arm)
+    yes_no = tmp_path / "yes-no.jsonl"
+    yes_no.write_text(json.dumps({"id": "y", "input": "Is 4 even?", "answer": "Yes"}) + "\n")
+    closed = load_suite(f"{yes_no}?options=Yes,No")
+    assert closed.answer_kind == "options"
+    arm = DebateArm()
+    arm.check(closed)
+    assert (arm.config.opening, arm.config.rounds, arm.config.choice_order) == ("expert", 1, "asked")
+    assert "choice_order" not in canonical_spec(arm)  # no choices to order: the label never mentions it

@@ -333,7 +333,7 @@ _KIND_DEFAULTS: dict[AnswerKind, KindDefaults] = {
     "number": KindDefaults("expert", rounds=3),
     "text": KindDefaults("expert", rounds=3),
     "options": KindDefaults("expert", rounds=1),
-    "choices": KindDefaults("solver", rounds=1, choice_order="rotated"),
+    "multiple_choice": KindDefaults("solver", rounds=1, choice_order="rotated"),
 }
 """Each kind's defaults, chosen on tuning slices of that kind (docs/compare/tuning/README.md says which items
 decided what). Numbers: chain_sum (other short answers take them, unmeasured). Closed answer sets: on the two yes/no
@@ -396,7 +396,7 @@ class DebateArm:
         options = {**self.former_options, **{k: spell(v) for k, v in self.settings.items()}}
         if options["arbiter"] == "auto":
             options["arbiter"] = _AUTO_ARBITER[self.answer_format]
-        if self.answer_kind != "choices":
+        if self.answer_kind != "multiple_choice":
             del options["choice_order"]  # only a closed answer set has an order to choose: elsewhere it is `asked`
         return options
 
@@ -443,7 +443,7 @@ class DebateArm:
         """Rotated choices need a closed answer set, openings the arm draws, and no rebuttal (see the option)."""
         if self.config.choice_order == "asked":
             return
-        if suite.answer_kind != "choices":
+        if suite.answer_kind != "multiple_choice":
             raise ConfigError(
                 f"arm 'debate': choice_order=rotated needs multiple choice (every question listing its choices "
                 f"under the answer set's labels, A) ... B) ...) and {suite.label!r} is {suite.answer_kind}; "

@@ -332,7 +332,7 @@ def _selection_note(chosen: Selection) -> Note:
 
 _KIND_NAMES = {
     "code": "code",
-    "choices": "multiple choice",
+    "multiple_choice": "multiple choice",
     "options": "a closed answer set",
     "number": "numbers",
     "text": "other short answers",

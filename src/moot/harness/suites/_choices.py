@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Choices", "listed_choices"]
+__all__ = ["ListedChoices", "listed_choices"]
 
 
 def _marker(label: str) -> str:
@@ -27,7 +27,7 @@ def _marker(label: str) -> str:
 
 
 @dataclass(frozen=True)
-class Choices:
+class ListedChoices:
     """The choices a question lists: their labels (the item's answer set), in order, and where each choice's text
     sits in the question."""
 
@@ -57,7 +57,7 @@ class Choices:
         return labels[(labels.index(answer) + shift) % len(labels)]
 
 
-def listed_choices(question: str, labels: tuple[str, ...]) -> Choices | None:
+def listed_choices(question: str, labels: tuple[str, ...]) -> ListedChoices | None:
     """The choices ``question`` lists under the answer set's ``labels``, or None when it lists them not at all,
     not in order, or not each once: the question is then only ever shown as asked."""
     if len(labels) < 2:
@@ -71,4 +71,4 @@ def listed_choices(question: str, labels: tuple[str, ...]) -> Choices | None:
     spans = tuple(match.span(group) for group in range(1, len(labels) + 1))
     if any(len(re.findall(_marker(label), question)) != 1 for label in labels):
         return None
-    return Choices(question, labels, spans)
+    return ListedChoices(question, labels, spans)

@@ -22,8 +22,8 @@ __all__ = ["AnswerFormat", "AnswerKind", "CodeTask", "Item", "Score", "ScoreCont
 AnswerFormat = Literal["code", "short"]
 """``code``: the answer is a program (fenced block); ``short``: a short final answer (number, name, phrase)."""
 
-AnswerKind = Literal["code", "choices", "options", "number", "text"]
-"""What every item of a suite asks for, finer than :data:`AnswerFormat`: ``choices`` multiple choice (the question
+AnswerKind = Literal["code", "multiple_choice", "options", "number", "text"]
+"""What every item of a suite asks for, finer than :data:`AnswerFormat`: ``multiple_choice`` (the question
 lists its choices under the answer set's labels, ``A) … B) …``), ``options`` any other closed answer set (Yes/No),
 ``number`` a plain number (items held to ``moot.roles.NUMBER``), ``text`` any other short answer. An arm's defaults
 are chosen per kind, on tuning slices of that kind: what wins on arithmetic can lose on yes/no, and a model's lean
@@ -112,7 +112,7 @@ class Suite:
             return "code"
         if self.items and all(i.options for i in self.items):
             listed = all(listed_choices(i.task, i.options) for i in self.items)
-            return "choices" if listed else "options"
+            return "multiple_choice" if listed else "options"
         if self.items and all(i.answer_pattern == NUMBER for i in self.items):
             return "number"
         return "text"
