@@ -330,7 +330,13 @@ def _selection_note(chosen: Selection) -> Note:
     return Note("Selection", text, alert=True)
 
 
-_KIND_NAMES = {"code": "code", "options": "a closed answer set", "number": "numbers", "text": "other short answers"}
+_KIND_NAMES = {
+    "code": "code",
+    "multiple_choice": "multiple choice",
+    "options": "a closed answer set",
+    "number": "numbers",
+    "text": "other short answers",
+}
 
 
 def _evidence_note(kind: str, evidence: KindEvidence) -> Note:
