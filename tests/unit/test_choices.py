@@ -14,7 +14,7 @@ from moot.errors import ConfigError
 from moot.harness import CompareOptions, run_comparison
 from moot.harness.arms._arm import canonical_spec
 from moot.harness.arms._team_arms import DebateArm
-from moot.harness.suites._choices import listed_choices
+from moot.harness.suites._choices import choices_to_rotate, listed_choices
 from moot.harness.suites._suites import load_suite
 from tests.unit.test_harness_support import PromptModel
 
@@ -123,12 +123,9 @@ def test_rotated_choices_are_refused_where_they_cannot_apply(tmp_path):
         DebateArm({"choice_order": "rotated", "opening": "expert", "rounds": "1"}).check(mc)
     sums = tmp_path / "sums.jsonl"
     sums.write_text(json.dumps({"id": "s", "input": "What is 1 + 2?", "answer": 3}) + "\n")
-    with pytest.raises(ConfigError, match=r"needs multiple choice .* is text; valid choice_order values there: asked"):
+    with pytest.raises(ConfigError, match=r"needs a closed answer set .* has none; valid choice_order values there: asked"):
         DebateArm({"choice_order": "rotated", "opening": "solver", "rounds": "1"}).check(load_suite(str(sums)))
-    yes_no = tmp_path / "yes-no.jsonl"
-    yes_no.write_text(json.dumps({"id": "y", "input": "Is 4 even?", "answer": "Yes"}) + "\n")
-    with pytest.raises(ConfigError, match=r"is options; valid choice_order values there: asked"):
-        DebateArm({"choice_order": "rotated"}).check(load_suite(f"{yes_no}?options=Yes,No"))
+
     with pytest.raises(ConfigError, match=r"choice_order=rotated is for closed answer sets.*for code: asked"):
         DebateArm({"choice_order": "rotated"}).check(load_suite("humaneval[:2]"))
 
@@ -150,5 +147,47 @@ def test_each_closed_kind_takes_its_own_defaults_and_a_default_never_asks_what_a
     assert closed.answer_kind == "options"
     arm = DebateArm()
     arm.check(closed)
-    assert (arm.config.opening, arm.config.rounds, arm.config.choice_order) == ("expert", 1, "asked")
+    assert (arm.config.opening, arm.config.rounds, arm.config.choice_order) == ("solver", 1, "rotated")
+    sums = tmp_path / "sums.jsonl"
+    sums.write_text(json.dumps({"id": "s", "input": "What is 1 + 2?", "answer": 3}) + "\n")
+    arm = DebateArm()
+    arm.check(load_suite(str(sums)))
     assert "choice_order" not in canonical_spec(arm)  # no choices to order: the label never mentions it
+
+
+def test_a_closed_set_the_question_does_not_list_is_lettered_after_it_and_read_back_as_its_answers():
+    question = "Is the Sun a star?\n\nAnswer with exactly one of: Yes, No."
+    assert listed_choices(question, ("Yes", "No")) is None
+    choices = choices_to_rotate(question, ("Yes", "No"))
+    assert choices is not None and choices.labels == ("A", "B")
+    assert choices.rotated(0) == "Is the Sun a star?\n\nA) Yes\nB) No\n\nAnswer with exactly one of: A, B."
+    assert choices.rotated(1) == "Is the Sun a star?\n\nA) No\nB) Yes\n\nAnswer with exactly one of: A, B."
+    assert [choices.read_back(letter, 1) for letter in "AB"] == ["No", "Yes"]
+    assert [choices.read_back(letter, 0) for letter in "AB"] == ["Yes", "No"]
+    assert choices.read_back("Maybe", 1) == "Maybe"
+    # a gym question carries no instruction line: the letters' is added after the list
+    assert choices_to_rotate("Does it follow?", ("Yes", "No")).rotated(1).endswith("A) No\nB) Yes\n\nAnswer with exactly one of: A, B.")
+    listed = "Which? A) x B) y"
+    assert choices_to_rotate(listed, ("A", "B")).texts() == ["x", "y"]  # a listed set is moved where it stands
+
+
+def test_rotated_yes_no_experts_answer_letters_and_vote_with_yes_or_no(tmp_path):
+    path = tmp_path / "yn.jsonl"
+    path.write_text(json.dumps({"id": "y1", "question": "Is the Sun a star?", "answer": "Yes"}) + "\n")
+
+    def reply(agent: str, messages) -> dict[str, str]:
+        request = str(messages[-1].content)
+        if "A) Yes" in request:
+            return {"reasoning": "the Sun is a star", "answer": "A"}
+        if "A) No" in request:
+            return {"reasoning": "the Sun is a star", "answer": "B"}
+        return {"reasoning": "planets orbit stars", "answer": "No"}  # the held single call, asked as written
+
+    model = PromptModel("yn-rotated", reply).register()
+    try:
+        opts = CompareOptions(suite=f"{path}?options=Yes,No", arms=["debate"], models=[model.spec], out=tmp_path / "o")
+        (row,) = asyncio.run(run_comparison(opts)).rows
+    finally:
+        model.unregister()
+    assert row.metrics["answers_per_round"] == [["No", "Yes", "Yes"]]  # two orders, one content: it outvotes
+    assert row.answer == "Yes" and row.score == 1

@@ -39,7 +39,7 @@ from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settin
 from moot.harness.arms._context import MAX_EXPERTS, RowContext
 from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
 from moot.harness.arms._sampling import answer_from_draft, single_call
-from moot.harness.suites._choices import listed_choices
+from moot.harness.suites._choices import choices_to_rotate
 from moot.harness.suites._items import AnswerFormat, AnswerKind, CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Position, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
@@ -334,7 +334,7 @@ _KIND_DEFAULTS: dict[AnswerKind, KindDefaults] = {
     "code": KindDefaults("expert", rounds=2),
     "number": KindDefaults("expert", rounds=3),
     "text": KindDefaults("expert", rounds=3),
-    "options": KindDefaults("expert", rounds=1),
+    "options": KindDefaults("solver", rounds=1, choice_order="rotated"),
     "multiple_choice": KindDefaults("solver", rounds=1, choice_order="rotated"),
 }
 """Each kind's defaults, chosen on tuning slices of that kind (docs/compare/tuning/README.md says which items
@@ -401,7 +401,7 @@ class DebateArm:
         options = {**self.former_options, **{k: spell(v) for k, v in self.settings.items()}}
         if options["arbiter"] == "auto":
             options["arbiter"] = _AUTO_ARBITER[self.answer_format]
-        if self.answer_kind != "multiple_choice":
+        if self.answer_kind not in ("multiple_choice", "options"):
             del options["choice_order"]  # only a closed answer set has an order to choose: elsewhere it is `asked`
         return options
 
@@ -448,11 +448,10 @@ class DebateArm:
         """Rotated choices need a closed answer set, openings the arm draws, and no rebuttal (see the option)."""
         if self.config.choice_order == "asked":
             return
-        if suite.answer_kind != "multiple_choice":
+        if suite.answer_kind not in ("multiple_choice", "options"):
             raise ConfigError(
-                f"arm 'debate': choice_order=rotated needs multiple choice (every question listing its choices "
-                f"under the answer set's labels, A) ... B) ...) and {suite.label!r} is {suite.answer_kind}; "
-                "valid choice_order values there: asked"
+                f"arm 'debate': choice_order=rotated needs a closed answer set (items with options) and "
+                f"{suite.label!r} has none; valid choice_order values there: asked"
             )
         if self.config.opening != "solver" or self.config.rounds != 1:
             raise ConfigError(
@@ -540,13 +539,15 @@ class DebateArm:
         shifts: dict[str, int] = {}
         if anchored:
             calls[names[0]] = single_call(item, ctx)
-        choices = listed_choices(item.task, item.options) if self.config.choice_order == "rotated" else None
+        choices = choices_to_rotate(item.task, item.options) if self.config.choice_order == "rotated" else None
         if self.config.opening == "solver":
             for i, name in enumerate(names, start=1):
                 if name not in calls:
                     spec = ctx.sampled(f"expert_{i}", i - 1, self.config.expert_temperature(i - 1))
                     shifts[name] = (i - 1) if choices else 0
-                    asked = replace(item, task=choices.rotated(shifts[name])) if choices else item
+                    asked = item
+                    if choices:
+                        asked = replace(item, task=choices.rotated(shifts[name]), options=choices.labels)
                     calls[name] = single_call(asked, ctx, spec)
         replies = await asyncio.gather(*calls.values())
         openings: dict[str, Position] = {}

@@ -8,9 +8,10 @@ for each voter and the votes split, while a choice the voters pick for its conte
 rotations are cyclic shifts, so every choice takes every place once across a full set of shifts (a Latin square,
 as counterbalanced designs order their conditions).
 
-Only choices the question itself lists, each label once and in the answer set's order (``A) …  B) …``,
-``(A) …``, ``A. …``, ``A: …``, inline or one per line), can be moved; a closed set the question does not list
-(``Yes, No``) is shown as asked.
+Choices the question itself lists, each label once and in the answer set's order (``A) …  B) …``, ``(A) …``,
+``A. …``, ``A: …``, inline or one per line), are moved where they stand. A closed set the question does not list
+(``Yes, No``) is listed after it under letters (:func:`lettered_choices`), so a lean on one word becomes a lean on
+one letter, which the rotation then splits the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ListedChoices", "listed_choices"]
+__all__ = ["ListedChoices", "choices_to_rotate", "closed_set_instruction", "lettered_choices", "listed_choices"]
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def closed_set_instruction(options: tuple[str, ...]) -> str:
+    """The line a suite file's closed-set item ends with, so every arm sees the set in the task itself."""
+    return f"Answer with exactly one of: {', '.join(options)}."
 
 
 def _marker(label: str) -> str:
@@ -28,12 +36,18 @@ def _marker(label: str) -> str:
 
 @dataclass(frozen=True)
 class ListedChoices:
-    """The choices a question lists: their labels (the item's answer set), in order, and where each choice's text
-    sits in the question."""
+    """The choices a question lists: the labels it lists them under, where each choice's text sits in the
+    question, and the answer each choice stands for (its label, unless the question was lettered for a set it did
+    not list)."""
 
     question: str
     labels: tuple[str, ...]
     spans: tuple[tuple[int, int], ...]
+    answers: tuple[str, ...] = ()
+    """The item's answer set, choice by choice: the labels themselves when the question listed them."""
+
+    def answer_of(self, place: int) -> str:
+        return (self.answers or self.labels)[place]
 
     def texts(self) -> list[str]:
         return [self.question[start:end] for start, end in self.spans]
@@ -49,12 +63,12 @@ class ListedChoices:
         return question
 
     def read_back(self, answer: str, shift: int) -> str:
-        """An answer given to the rotated item, as the label of the same choice in the question as asked. An
-        answer that is no label (malformed) is returned unchanged: the vote and scoring judge it as it is."""
+        """An answer given to the rotated question (one of ``labels``), as the item's answer for the same choice.
+        An answer that is no label (malformed) is returned unchanged: the vote and scoring judge it as it is."""
         labels = self.labels
         if answer not in labels:
             return answer
-        return labels[(labels.index(answer) + shift) % len(labels)]
+        return self.answer_of((labels.index(answer) + shift) % len(labels))
 
 
 def listed_choices(question: str, labels: tuple[str, ...]) -> ListedChoices | None:
@@ -72,3 +86,22 @@ def listed_choices(question: str, labels: tuple[str, ...]) -> ListedChoices | No
     if any(len(re.findall(_marker(label), question)) != 1 for label in labels):
         return None
     return ListedChoices(question, labels, spans)
+
+
+def lettered_choices(question: str, options: tuple[str, ...]) -> ListedChoices | None:
+    """A closed set the question does not list, listed after it under letters (``A) Yes``, ``B) No``), the set's
+    own instruction line replaced by the letters'. None for a set of fewer than two or more than 26."""
+    if not 2 <= len(options) <= len(LETTERS):
+        return None
+    letters = tuple(LETTERS[: len(options)])
+    instruction = closed_set_instruction(options)
+    base = question[: -len(instruction)].rstrip() if question.endswith(instruction) else question
+    listing = "\n".join(f"{letter}) {option}" for letter, option in zip(letters, options, strict=True))
+    lettered = f"{base}\n\n{listing}\n\n{closed_set_instruction(letters)}"
+    listed = listed_choices(lettered, letters)
+    return None if listed is None else ListedChoices(lettered, letters, listed.spans, answers=options)
+
+
+def choices_to_rotate(question: str, options: tuple[str, ...]) -> ListedChoices | None:
+    """The choices a rotation moves: those the question lists, else the set lettered after it."""
+    return listed_choices(question, options) or lettered_choices(question, options)
