@@ -70,7 +70,7 @@ def test_the_canonical_spec_spells_every_default_so_the_classic_debate_never_rea
     )
 
 
-def test_the_default_debate_votes_once_on_a_closed_answer_set_and_opens_with_samples_on_multiple_choice_only(
+def test_the_default_debate_votes_once_on_a_closed_answer_set_with_samples_shown_the_choices_rotated(
     sums,  # noqa: F811
     tmp_path,
 ):
@@ -80,11 +80,13 @@ def test_the_default_debate_votes_once_on_a_closed_answer_set_and_opens_with_sam
     listed.write_text('{"input": "Which is even? A) 3 B) 4", "answer": "B", "options": ["A", "B"]}\n')
     on_options, on_numbers = _built("debate", load_suite(str(closed))), _built("debate", load_suite(str(sums)))
     on_choices = _built("debate", load_suite(str(listed)))
-    assert (on_options.config.opening, on_options.config.rounds) == ("expert", 1)
-    assert (on_choices.config.opening, on_choices.config.rounds) == ("solver", 1)
-    assert (on_numbers.config.opening, on_numbers.config.rounds) == ("expert", 3)
+    closed_default = ("solver", 1, "rotated")
+    assert (on_options.config.opening, on_options.config.rounds, on_options.config.choice_order) == closed_default
+    assert (on_choices.config.opening, on_choices.config.rounds, on_choices.config.choice_order) == closed_default
+    assert (on_numbers.config.opening, on_numbers.config.rounds, on_numbers.config.choice_order) == ("expert", 3, "asked")
     assert "opening=solver" in canonical_spec(on_choices) and on_choices.settings["opening"] == "solver"
-    assert "opening=expert" in canonical_spec(on_options) and "rounds=1" in canonical_spec(on_options)
+    assert "choice_order=rotated" in canonical_spec(on_options) and "rounds=1" in canonical_spec(on_options)
+    assert "choice_order" not in canonical_spec(on_numbers)
     assert "opening" not in on_numbers.settings  # the key every row had before openings were an option
     # given, it is kept whatever the kind (the canonical spec of the other says so)
     assert _built("debate?opening=expert", load_suite(str(listed))).config.opening == "expert"

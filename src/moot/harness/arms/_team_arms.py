@@ -337,12 +337,14 @@ _KIND_DEFAULTS: dict[AnswerKind, KindDefaults] = {
     "options": KindDefaults("solver", rounds=1, choice_order="rotated"),
     "multiple_choice": KindDefaults("solver", rounds=1, choice_order="rotated"),
 }
-"""Each kind's defaults, chosen on tuning slices of that kind (docs/compare/tuning/README.md says which items
-decided what). Numbers: chain_sum (other short answers take them, unmeasured). Closed answer sets: on the two yes/no
-slices (60 items) the experts' own openings voted right where single was wrong in 8 items and the reverse in 2
-(samples of the single call: 2 and 2), and the rounds after them changed no verdict on one slice and one on the other,
-for the worse, at twice the tokens: one round. Multiple choice: the model leans on one label, and rotated choices
-split that lean's votes (docs/compare/tuning/multiple-choice-tuning)."""
+"""Each kind's defaults, chosen on tuning slices of that kind and then tested on items written after the choice
+(docs/compare/tuning/README.md says which items decided what). Numbers: chain_sum (other short answers take them,
+unmeasured). Closed answer sets vote once: on 60 yes/no tuning items the later rounds changed one verdict, for the
+worse, at twice the tokens. There the 0.5B model leans on one label ("A" on 27 of 40 fresh multiple-choice
+questions) or one word ("No"), and samples of one prompt share the lean, so the two sampled experts are shown the
+choices rotated (lettered after the question when it lists none): a lean then names different answers for the two
+and the single answer stands, and only one answer reached in both orders overrules it (multiple-choice tuning 3 / 0;
+fresh: yes/no 5 / 2, multiple choice 1 / 1)."""
 
 _AUTO_ARBITER: dict[AnswerFormat, str] = {"short": "rounds", "code": "vote"}
 """What ``arbiter=auto`` rules with on each kind of answer: the vote over every round (RoundsVote), and the program
