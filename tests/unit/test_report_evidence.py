@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import get_args
 
 from moot.harness import build_report, write_report
@@ -17,6 +18,9 @@ def test_every_kind_of_answer_has_evidence_naming_its_rows_and_figures():
         assert "PENDING" not in entry.measured and len(entry.measured) > 80, kind
         if entry.supported is not None:  # a supported arm is backed by rows in the repository
             assert entry.source.startswith("docs/compare/"), kind
+        if entry.source != "none":  # every folder named holds the rows (the suite runs from the repository root)
+            for folder in entry.source.split(", "):
+                assert (Path(folder) / "results.sqlite3").is_file(), (kind, folder)
     assert evidence_for("code").supported == "debate"
 
 

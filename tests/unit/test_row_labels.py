@@ -70,16 +70,28 @@ def test_the_canonical_spec_spells_every_default_so_the_classic_debate_never_rea
     )
 
 
-def test_the_default_debate_opens_with_samples_of_the_single_call_on_a_closed_answer_set_only(sums, tmp_path):  # noqa: F811
+def test_the_default_debate_votes_once_on_a_closed_answer_set_with_samples_shown_the_choices_rotated(
+    sums,  # noqa: F811
+    tmp_path,
+):
     closed = tmp_path / "closed.jsonl"
     closed.write_text('{"input": "Is 4 even?", "answer": "Yes", "options": ["Yes", "No"]}\n')
+    listed = tmp_path / "listed.jsonl"
+    listed.write_text('{"input": "Which is even? A) 3 B) 4", "answer": "B", "options": ["A", "B"]}\n')
     on_options, on_numbers = _built("debate", load_suite(str(closed))), _built("debate", load_suite(str(sums)))
-    assert on_options.config.opening == "solver" and on_numbers.config.opening == "expert"
-    assert "opening=solver" in canonical_spec(on_options) and on_options.settings["opening"] == "solver"
+    on_choices = _built("debate", load_suite(str(listed)))
+    closed_default = ("solver", 1, "rotated")
+    assert (on_options.config.opening, on_options.config.rounds, on_options.config.choice_order) == closed_default
+    assert (on_choices.config.opening, on_choices.config.rounds, on_choices.config.choice_order) == closed_default
+    assert (on_numbers.config.opening, on_numbers.config.rounds, on_numbers.config.choice_order) == ("expert", 3, "asked")
+    assert "opening=solver" in canonical_spec(on_choices) and on_choices.settings["opening"] == "solver"
+    assert "choice_order=rotated" in canonical_spec(on_options) and "rounds=1" in canonical_spec(on_options)
+    assert "choice_order" not in canonical_spec(on_numbers)
     assert "opening" not in on_numbers.settings  # the key every row had before openings were an option
     # given, it is kept whatever the kind (the canonical spec of the other says so)
-    assert _built("debate?opening=expert", load_suite(str(closed))).config.opening == "expert"
+    assert _built("debate?opening=expert", load_suite(str(listed))).config.opening == "expert"
     assert _built("debate?opening=solver", load_suite(str(sums))).config.opening == "solver"
+    assert _built("debate?rounds=3", load_suite(str(closed))).config.rounds == 3
 
 
 def _run(opts: CompareOptions):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -38,6 +39,7 @@ from moot.harness.arms._arm import Attempt, arm_settings, by_answers, key_settin
 from moot.harness.arms._context import MAX_EXPERTS, RowContext
 from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
 from moot.harness.arms._sampling import answer_from_draft, single_call
+from moot.harness.suites._choices import choices_to_rotate
 from moot.harness.suites._items import AnswerFormat, AnswerKind, CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Position, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
@@ -164,6 +166,7 @@ class TestReflectionArm:
 
 Anchor = Literal["none", "single", "held"]
 Opening = Literal["expert", "solver"]
+ChoiceOrder = Literal["asked", "rotated"]
 PeerAnswers = Literal["shown", "hidden"]
 Temperatures = float | tuple[float, ...]
 
@@ -176,10 +179,11 @@ class DebateSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     experts: int = Field(default=3, ge=2, le=MAX_EXPERTS)
-    rounds: int | None = by_answers("3", "2", ge=1, le=10)
+    rounds: int | None = by_answers("3 (1 on a closed answer set)", "2", ge=1, le=10)
     """At most this many rounds (fewer when the experts agree). Short answers: the third round let a change
-    adopted in the second outvote round 1 (chain-sum-100: 1 item better, none worse). Code: a later round
-    runs only while no program passes every visible test."""
+    adopted in the second outvote round 1 (chain-sum-100: 1 item better, none worse); on a closed answer set the
+    rounds after the first changed 1 verdict of 60, for the worse. Code: a later round runs only while no program
+    passes every visible test."""
     arbiter: Literal["auto", "rounds", "vote", "llm"] = "auto"
     """Short answers: ``rounds`` (auto) a vote over every round's positions, ties to the first-round vote;
     ``vote`` a majority of the last round; ``llm`` an LLM arbiter. Code: the program vote (auto, vote)."""
@@ -194,11 +198,18 @@ class DebateSettings(BaseModel):
     returns and the sampled experts must out-vote it; ``held`` also keeps that answer unchanged in every
     later round (expert 1 is asked nothing more); ``none``: every expert opens on its own."""
 
-    opening: Opening | None = by_answers("solver for a closed answer set, expert otherwise", "expert")
+    opening: Opening | None = by_answers("solver on multiple choice, expert otherwise", "expert")
     """Short answers: how a sampled expert opens. ``expert``: the panel's expert prompt and position (reasoning,
     answer, key arguments, confidence); ``solver``: the very call the ``single`` arm makes, sampled at the
     expert's temperature and seed, its reasoning's last statements taken as key arguments (as the anchor's). Round
     1 is then the single call beside samples of it, differing from it only by sampling."""
+
+    choice_order: ChoiceOrder | None = by_answers("rotated on multiple choice, asked otherwise", "asked")
+    """Multiple choice, where the question lists its choices (``A) … B) …``): ``rotated`` shows sampled expert i the
+    choices moved i - 1 places and reads its answer back as the label of the same choice, so a lean on one label
+    splits the vote instead of deciding it (see :mod:`moot.harness.suites._choices`); ``asked`` shows every expert
+    the question as written. Rotated openings are the sampled solver calls (``opening=solver``) and are only voted
+    on (``rounds=1``): a rebuttal would read arguments made under another lettering."""
 
     peer_answers: PeerAnswers | None = by_answers("hidden", "shown")
     """Short answers: ``hidden`` shows each expert the others' arguments in later rounds with their answers
@@ -237,8 +248,8 @@ class DebateSettings(BaseModel):
 
         Short answers (measured on chain_sum, docs/compare.md): the single answer held as expert 1, two experts
         opening at 0.3 and rebutting at 0.7, arguments shown with their answers hidden, three rounds; on a closed
-        answer set the two open with samples of the single call (``opening=solver``: yes/no tuning slice,
-        docs/compare/tuning/README.md). Code: three experts at 0.7, programs and test results shown, two rounds
+        answer set one round, and on multiple choice the two open with samples of the single call shown the choices
+        rotated (:data:`_KIND_DEFAULTS`). Code: three experts at 0.7, programs and test results shown, two rounds
         (HumanEval)."""
         answer_format: AnswerFormat = "code" if kind == "code" else "short"
         short = answer_format == "short"
@@ -252,15 +263,20 @@ class DebateSettings(BaseModel):
             rebuttal = 0.7
         if rebuttal is not None and all(_nth(rebuttal, i) == _nth(temperature, i) for i in range(self.experts)):
             rebuttal = None
+        defaults = _KIND_DEFAULTS[kind]
+        opening = self.opening or defaults.opening
+        rounds = self.rounds or defaults.rounds
+        rotatable = opening == "solver" and rounds == 1  # what rotated choices need: a default never asks more
         return DebatePlan(
             experts=self.experts,
-            rounds=self.rounds or (3 if short else 2),
+            rounds=rounds,
             arbiter=self.arbiter,
             temperature=temperature,
             anchor=anchor,
-            opening=self.opening or _DEFAULT_OPENING[kind],
+            opening=opening,
             peer_answers=self.peer_answers or ("hidden" if short else "shown"),
             rebuttal_temperature=rebuttal,
+            choice_order=self.choice_order or (defaults.choice_order if rotatable else "asked"),
         )
 
 
@@ -278,6 +294,7 @@ class DebatePlan(BaseModel):
     peer_answers: PeerAnswers
     rebuttal_temperature: Temperatures | None
     """None: each expert rebuts at its opening temperature."""
+    choice_order: ChoiceOrder
 
     def expert_temperature(self, index: int) -> float:
         """Expert ``index``'s (0-based) temperature."""
@@ -304,16 +321,30 @@ def _nth(value: Temperatures, index: int) -> float:
     return value[index] if isinstance(value, tuple) else value
 
 
-_DEFAULT_OPENING: dict[AnswerKind, Opening] = {
-    "options": "solver",
-    "number": "expert",
-    "text": "expert",
-    "code": "expert",
+@dataclass(frozen=True)
+class KindDefaults:
+    """What a debate arm runs on one kind of answer when its options are left unset."""
+
+    opening: Opening
+    rounds: int
+    choice_order: ChoiceOrder = "asked"
+
+
+_KIND_DEFAULTS: dict[AnswerKind, KindDefaults] = {
+    "code": KindDefaults("expert", rounds=2),
+    "number": KindDefaults("expert", rounds=3),
+    "text": KindDefaults("expert", rounds=3),
+    "options": KindDefaults("solver", rounds=1, choice_order="rotated"),
+    "multiple_choice": KindDefaults("solver", rounds=1, choice_order="rotated"),
 }
-"""How sampled experts open on each kind of answer, chosen on tuning slices of that kind. On a closed answer set the
-two openings tied there (docs/compare/tuning/README.md, yes/no), and samples of the single call cannot open below it
-for a reason of their own prompt, as a held-out yes/no suite showed the panel's prompt doing; on fresh closed sets
-no debate beat single (moot.harness.reports' evidence.yaml)."""
+"""Each kind's defaults, chosen on tuning slices of that kind and then tested on items written after the choice
+(docs/compare/tuning/README.md says which items decided what). Numbers: chain_sum (other short answers take them,
+unmeasured). Closed answer sets vote once: on 60 yes/no tuning items the later rounds changed one verdict, for the
+worse, at twice the tokens. There the 0.5B model leans on one label ("A" on 27 of 40 fresh multiple-choice
+questions) or one word ("No"), and samples of one prompt share the lean, so the two sampled experts are shown the
+choices rotated (lettered after the question when it lists none): a lean then names different answers for the two
+and the single answer stands, and only one answer reached in both orders overrules it (multiple-choice tuning 3 / 0;
+fresh: yes/no 5 / 2, multiple choice 1 / 1)."""
 
 _AUTO_ARBITER: dict[AnswerFormat, str] = {"short": "rounds", "code": "vote"}
 """What ``arbiter=auto`` rules with on each kind of answer: the vote over every round (RoundsVote), and the program
@@ -327,12 +358,19 @@ class DebateArm:
     first_round_name = "first-round vote"
     compute_reference = True
     """The arm ``--compute-matched`` sizes the sampling arms' k to."""
-    former_options = {"anchor": "none", "opening": "expert", "peer_answers": "shown", "rebuttal_temperature": "opened"}
+    former_options = {
+        "anchor": "none",
+        "opening": "expert",
+        "peer_answers": "shown",
+        "rebuttal_temperature": "opened",
+        "choice_order": "asked",
+    }
     """What every row did before these options existed (left out of its settings; spelled by ``full_options``)."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         self.given = arm_settings(DebateSettings, self.name, options or {})
         self.answer_format: AnswerFormat = "short"
+        self.answer_kind: AnswerKind = "text"
         self.config = self.given.for_answers("text")
         """What the arm runs: ``check`` fills the defaults again for the suite's answers."""
 
@@ -343,7 +381,12 @@ class DebateArm:
         options existed, so they are left out. An arbiter that rules as ``auto`` does on the suite's answers
         (``rounds`` on short answers; any on code: the program vote) keys as ``auto``: the same debate, one key."""
         settings = key_settings(
-            self.config, anchor="none", opening="expert", peer_answers="shown", rebuttal_temperature=None
+            self.config,
+            anchor="none",
+            opening="expert",
+            peer_answers="shown",
+            rebuttal_temperature=None,
+            choice_order="asked",
         )
         for field in ("temperature", "rebuttal_temperature"):
             value = getattr(self.config, field)
@@ -360,13 +403,17 @@ class DebateArm:
         options = {**self.former_options, **{k: spell(v) for k, v in self.settings.items()}}
         if options["arbiter"] == "auto":
             options["arbiter"] = _AUTO_ARBITER[self.answer_format]
+        if self.answer_kind not in ("multiple_choice", "options"):
+            del options["choice_order"]  # only a closed answer set has an order to choose: elsewhere it is `asked`
         return options
 
     def check(self, suite: Suite) -> None:
         """Fill the unset options for the suite's answers, and refuse those its answers cannot use."""
         self.config = self.given.for_answers(suite.answer_kind)
         self.answer_format = suite.answer_format
+        self.answer_kind = suite.answer_kind
         if suite.answer_format != "code":
+            self._check_choice_order(suite)
             return
         if self.config.peer_answers != "shown":
             raise ConfigError(
@@ -388,10 +435,31 @@ class DebateArm:
                 f"arm 'debate': anchor={self.config.anchor} is for short answers; a code debate's first programs "
                 "are chosen by the visible tests (compare best-of-k-tests); valid anchor values for code: none"
             )
+        if self.config.choice_order != "asked":
+            raise ConfigError(
+                "arm 'debate': choice_order=rotated is for closed answer sets; a code item has no choices to move; "
+                "valid choice_order values for code: asked"
+            )
         if self.config.arbiter == "llm":
             raise ConfigError(
                 "arm 'debate': code debates are ruled by the program vote (tests passed, then experts holding "
                 "the same behaviour), not by an LLM; valid arbiter values for code: auto, rounds, vote"
+            )
+
+    def _check_choice_order(self, suite: Suite) -> None:
+        """Rotated choices need a closed answer set, openings the arm draws, and no rebuttal (see the option)."""
+        if self.config.choice_order == "asked":
+            return
+        if suite.answer_kind not in ("multiple_choice", "options"):
+            raise ConfigError(
+                f"arm 'debate': choice_order=rotated needs a closed answer set (items with options) and "
+                f"{suite.label!r} has none; valid choice_order values there: asked"
+            )
+        if self.config.opening != "solver" or self.config.rounds != 1:
+            raise ConfigError(
+                f"arm 'debate': choice_order=rotated rotates the openings sampled from the single call and votes "
+                f"on them, so it needs opening=solver and rounds=1 (given opening={self.config.opening}, "
+                f"rounds={self.config.rounds}); valid otherwise: choice_order=asked"
             )
 
     def sample_draws(self, base: int) -> list[tuple[int, float]]:
@@ -470,19 +538,29 @@ class DebateArm:
         expert's temperature and seed. An expert whose call stays malformed opens, and debates, on its own."""
         anchored = self.config.anchor != "none"
         calls: dict[str, Any] = {}
+        shifts: dict[str, int] = {}
         if anchored:
             calls[names[0]] = single_call(item, ctx)
+        choices = choices_to_rotate(item.task, item.options) if self.config.choice_order == "rotated" else None
         if self.config.opening == "solver":
             for i, name in enumerate(names, start=1):
                 if name not in calls:
                     spec = ctx.sampled(f"expert_{i}", i - 1, self.config.expert_temperature(i - 1))
-                    calls[name] = single_call(item, ctx, spec)
+                    shifts[name] = (i - 1) if choices else 0
+                    asked = item
+                    if choices:
+                        asked = replace(item, task=choices.rotated(shifts[name]), options=choices.labels)
+                    calls[name] = single_call(asked, ctx, spec)
         replies = await asyncio.gather(*calls.values())
-        return {
-            name: anchor_position(reply.content)
-            for name, (reply, _) in zip(calls, replies, strict=True)
-            if not reply.failed and isinstance(reply.content, ShortAnswer)
-        }
+        openings: dict[str, Position] = {}
+        for name, (reply, _) in zip(calls, replies, strict=True):
+            if reply.failed or not isinstance(reply.content, ShortAnswer):
+                continue
+            position = anchor_position(reply.content)
+            if choices and shifts.get(name):
+                position = position.model_copy(update={"answer": choices.read_back(position.answer, shifts[name])})
+            openings[name] = position
+        return openings
 
     def _arbiter(self, ctx: RowContext) -> RoleAgent | Arbiter:
         if self.config.arbiter == "llm":

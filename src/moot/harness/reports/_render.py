@@ -330,13 +330,19 @@ def _selection_note(chosen: Selection) -> Note:
     return Note("Selection", text, alert=True)
 
 
-_KIND_NAMES = {"code": "code", "options": "a closed answer set", "number": "numbers", "text": "other short answers"}
+_KIND_NAMES = {
+    "code": "code",
+    "multiple_choice": "multiple choice",
+    "options": "a closed answer set",
+    "number": "numbers",
+    "text": "other short answers",
+}
 
 
 def _evidence_note(kind: str, evidence: KindEvidence) -> Note:
     """Before any figure: what moot's own measurements found on this kind of answer, and the arm they support."""
     supported = (
-        f"the evidence favours {evidence.supported}" if evidence.supported else "no arm measured above single there"
+        f"the evidence favours {evidence.supported}" if evidence.supported else "no arm measured significantly above single there"
     )
     where = "" if evidence.source == "none" else f" (rows: {evidence.source})"
     return Note(f"Evidence on {_KIND_NAMES.get(kind, kind)}", f"{evidence.measured} So {supported}{where}.")

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from moot.boundary import DataBounds, load_json, load_yaml
 from moot.errors import ConfigError
+from moot.harness.suites._choices import closed_set_instruction
 from moot.harness.suites._examples import docstring_examples
 from moot.harness.suites._humaneval import CODE_TASK_TEMPLATE
 from moot.harness.suites._items import CodeTask, Item, Scorer, Suite
@@ -248,7 +249,7 @@ def _item(raw: Any, index: int, defaults: dict[str, Any], path: Path) -> Item:
     task = parsed.text or CODE_TASK_TEMPLATE.format(stub=parsed.stub)
     options = tuple(parsed.options or ())
     if options and code is None:  # every arm sees the same closed set in the task itself
-        task = f"{task}\n\nAnswer with exactly one of: {', '.join(options)}."
+        task = f"{task}\n\n{closed_set_instruction(options)}"
     scorer = _scorer(parsed, where)
     return Item(
         id=str(parsed.id if parsed.id is not None else index + 1),

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from moot.harness.suites._choices import listed_choices
 from moot.roles import NUMBER
 
 if TYPE_CHECKING:
@@ -21,11 +22,12 @@ __all__ = ["AnswerFormat", "AnswerKind", "CodeTask", "Item", "Score", "ScoreCont
 AnswerFormat = Literal["code", "short"]
 """``code``: the answer is a program (fenced block); ``short``: a short final answer (number, name, phrase)."""
 
-AnswerKind = Literal["code", "options", "number", "text"]
-"""What every item of a suite asks for, finer than :data:`AnswerFormat`: ``options`` a closed answer set (Yes/No,
-multiple choice), ``number`` a plain number (items held to ``moot.roles.NUMBER``), ``text`` any other short
-answer. An arm's defaults are chosen per kind, on tuning slices of that kind: what wins on arithmetic can lose on
-yes/no."""
+AnswerKind = Literal["code", "multiple_choice", "options", "number", "text"]
+"""What every item of a suite asks for, finer than :data:`AnswerFormat`: ``multiple_choice`` (the question
+lists its choices under the answer set's labels, ``A) … B) …``), ``options`` any other closed answer set (Yes/No),
+``number`` a plain number (items held to ``moot.roles.NUMBER``), ``text`` any other short answer. An arm's defaults
+are chosen per kind, on tuning slices of that kind: what wins on arithmetic can lose on yes/no, and a model's lean
+on one label is a different problem from its lean on one word."""
 
 
 @dataclass(frozen=True)
@@ -104,11 +106,13 @@ class Suite:
 
     @property
     def answer_kind(self) -> AnswerKind:
-        """The kind every item shares; a suite mixing kinds (some items with options, some without) is ``text``."""
+        """The kind every item shares; a suite mixing kinds is the wider one (closed sets some of whose questions list
+        their choices: ``options``; some items with options, some without: ``text``)."""
         if self.answer_format == "code":
             return "code"
         if self.items and all(i.options for i in self.items):
-            return "options"
+            listed = all(listed_choices(i.task, i.options) for i in self.items)
+            return "multiple_choice" if listed else "options"
         if self.items and all(i.answer_pattern == NUMBER for i in self.items):
             return "number"
         return "text"
