@@ -8,7 +8,7 @@ from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from moot.roles import Position, Role, expert, register_role, with_options, with_pattern
+from moot.roles import Position, Role, expert, register_role, with_choices, with_pattern
 
 __all__ = ["SHORT_DEBATER", "SOLVER", "ShortAnswer", "anchor_position", "solver"]
 
@@ -46,7 +46,7 @@ def solver(options: tuple[str, ...] = (), pattern: str | None = None) -> Role:
     """The solver, its answer constrained to ``options`` when the item has a closed answer set, else to the
     item's answer ``pattern`` (on the embedded model a grammar, elsewhere a validation error fed back)."""
     if options:
-        return replace(SOLVER, output_type=with_options(ShortAnswer, "answer", options))
+        return replace(SOLVER, output_type=with_choices(ShortAnswer, "answer", options))
     if pattern is not None:
         return replace(SOLVER, output_type=with_pattern(ShortAnswer, "answer", pattern))
     return SOLVER

@@ -506,7 +506,7 @@ class DebateArm:
                 experts,
                 arbiter,
                 stop=stop,
-                options=item.options,
+                choices=item.options,
                 answer_pattern=item.answer_pattern,
                 seed=ctx.seed,
                 openings=openings,
