@@ -16,6 +16,7 @@ from moot.messages import HumanFeedbackRequested
 from moot.store import RunStore
 from moot.teams import AnswerOnce, Feedback, HumanInTheLoop
 from moot.teams._loop import RUNNING, TERMINAL, TRANSITIONS, RunPhase, Trigger, diagram
+from moot.teams._machine import reachable as machine_reachable
 from moot.testing import ScriptedModel
 from tests.conftest import make_critique, make_reflection
 from tests.unit.test_planner_executor import call, plan, step, team
@@ -27,14 +28,7 @@ EXCEPTIONAL = {Trigger.CANCELLED, Trigger.ERROR}
 
 # ------------------------------------------------------------------ the table
 def reachable(start: RunPhase) -> set[RunPhase]:
-    seen, todo = {start}, [start]
-    while todo:
-        phase = todo.pop()
-        for (source, _), target in TRANSITIONS.items():
-            if source is phase and target not in seen:
-                seen.add(target)
-                todo.append(target)
-    return seen
+    return machine_reachable(TRANSITIONS, start)
 
 
 def test_every_phase_is_reachable_from_intake():

@@ -12,6 +12,7 @@ from moot.conditions import MaxSteps
 from moot.messages import HumanFeedbackRequested
 from moot.roles import StepResult
 from moot.teams import Feedback, HumanInTheLoop
+from moot.teams._machine import reachable as machine_reachable
 from moot.teams._plan_phases import ENDINGS, PLAN_TRANSITIONS, PlanPhase, PlanTrigger, next_plan_phase, plan_diagram
 from moot.teams._plan_records import PlannerExecutorState
 from moot.testing import ScriptedModel
@@ -22,14 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # ------------------------------------------------------------------ the table
 def reachable(start: PlanPhase) -> set[PlanPhase]:
-    seen, todo = {start}, [start]
-    while todo:
-        phase = todo.pop()
-        for (source, _), target in PLAN_TRANSITIONS.items():
-            if source is phase and target not in seen:
-                seen.add(target)
-                todo.append(target)
-    return seen
+    return machine_reachable(PLAN_TRANSITIONS, start)
 
 
 def test_every_phase_is_reachable_from_plan_and_every_phase_can_reach_an_ending():

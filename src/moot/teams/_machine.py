@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import TypeVar
 
-__all__ = ["edge", "moved"]
+__all__ = ["edge", "moved", "reachable"]
 
 P = TypeVar("P", bound=Enum)
 T = TypeVar("T", bound=Enum)
@@ -29,6 +29,19 @@ def moved(machine: str, table: Mapping[tuple[P, T], P], phase: P, trigger: T) ->
             f"{machine} has no transition from {phase.value} on {trigger.name}; from {phase.value} it moves on "
             f"{allowed}"
         ) from None
+
+
+def reachable(table: Mapping[tuple[P, T], P], start: P) -> set[P]:
+    """Every phase ``table`` can lead to from ``start`` (``start`` included): what a test of a drawn machine checks,
+    so no phase is drawn that no run can reach."""
+    seen, todo = {start}, [start]
+    while todo:
+        phase = todo.pop()
+        for (source, _), target in table.items():
+            if source is phase and target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
 
 
 def edge(source: Enum | str, target: Enum | str, trigger: Enum) -> str:
