@@ -22,7 +22,6 @@ ABCD = ("A", "B", "C", "D")
 ROTATED = "debate?opening=solver&rounds=1&choice_order=rotated"
 
 
-
 @pytest.mark.parametrize(
     "task",
     [
@@ -123,7 +122,9 @@ def test_rotated_choices_are_refused_where_they_cannot_apply(tmp_path):
         DebateArm({"choice_order": "rotated", "opening": "expert", "rounds": "1"}).check(mc)
     sums = tmp_path / "sums.jsonl"
     sums.write_text(json.dumps({"id": "s", "input": "What is 1 + 2?", "answer": 3}) + "\n")
-    with pytest.raises(ConfigError, match=r"needs a closed answer set .* has none; valid choice_order values there: asked"):
+    with pytest.raises(
+        ConfigError, match=r"needs a closed answer set .* has none; valid choice_order values there: asked"
+    ):
         DebateArm({"choice_order": "rotated", "opening": "solver", "rounds": "1"}).check(load_suite(str(sums)))
 
     with pytest.raises(ConfigError, match=r"choice_order=rotated is for closed answer sets.*for code: asked"):
@@ -166,7 +167,11 @@ def test_a_closed_set_the_question_does_not_list_is_lettered_after_it_and_read_b
     assert [choices.read_back(letter, 0) for letter in "AB"] == ["Yes", "No"]
     assert choices.read_back("Maybe", 1) == "Maybe"
     # a gym question carries no instruction line: the letters' is added after the list
-    assert choices_to_rotate("Does it follow?", ("Yes", "No")).rotated(1).endswith("A) No\nB) Yes\n\nAnswer with exactly one of: A, B.")
+    assert (
+        choices_to_rotate("Does it follow?", ("Yes", "No"))
+        .rotated(1)
+        .endswith("A) No\nB) Yes\n\nAnswer with exactly one of: A, B.")
+    )
     listed = "Which? A) x B) y"
     assert choices_to_rotate(listed, ("A", "B")).texts() == ["x", "y"]  # a listed set is moved where it stands
 

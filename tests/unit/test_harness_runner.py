@@ -208,7 +208,11 @@ def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_pat
         (["reflection-tests"], "arm 'reflection-tests' needs a suite whose items have tests"),
         (["singel"], "unknown arm 'singel'; known arms: best-of-k-tests, debate, reflection, reflection-tests"),
         (["debate?experts=1"], "arm 'debate': experts: Input should be greater than or equal to 2"),
-        (["debate?judges=2"], "valid options: experts (default 3), rounds (default 3 (1 on a closed answer set) for short answers, 2 for code)"),
+        (
+            ["debate?judges=2"],
+            "valid options: experts (default 3), rounds (default 3 (1 on a closed answer set) for short answers, "
+            "2 for code)",
+        ),
         (["debate?rebuttal_temperature=hot"], "rebuttal_temperature (default 0.7 for short answers, opened for"),
         (["single", "single"], "each arm may appear once"),
     ],

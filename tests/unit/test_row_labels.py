@@ -83,7 +83,11 @@ def test_the_default_debate_votes_once_on_a_closed_answer_set_with_samples_shown
     closed_default = ("solver", 1, "rotated")
     assert (on_options.config.opening, on_options.config.rounds, on_options.config.choice_order) == closed_default
     assert (on_choices.config.opening, on_choices.config.rounds, on_choices.config.choice_order) == closed_default
-    assert (on_numbers.config.opening, on_numbers.config.rounds, on_numbers.config.choice_order) == ("expert", 3, "asked")
+    assert (on_numbers.config.opening, on_numbers.config.rounds, on_numbers.config.choice_order) == (
+        "expert",
+        3,
+        "asked",
+    )
     assert "opening=solver" in canonical_spec(on_choices) and on_choices.settings["opening"] == "solver"
     assert "choice_order=rotated" in canonical_spec(on_options) and "rounds=1" in canonical_spec(on_options)
     assert "choice_order" not in canonical_spec(on_numbers)

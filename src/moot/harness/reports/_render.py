@@ -341,9 +341,9 @@ _KIND_NAMES = {
 
 def _evidence_note(kind: str, evidence: KindEvidence) -> Note:
     """Before any figure: what moot's own measurements found on this kind of answer, and the arm they support."""
-    supported = (
-        f"the evidence favours {evidence.supported}" if evidence.supported else "no arm measured significantly above single there"
-    )
+    supported = "no arm measured significantly above single there"
+    if evidence.supported:
+        supported = f"the evidence favours {evidence.supported}"
     where = "" if evidence.source == "none" else f" (rows: {evidence.source})"
     return Note(f"Evidence on {_KIND_NAMES.get(kind, kind)}", f"{evidence.measured} So {supported}{where}.")
 

@@ -77,7 +77,7 @@ def listed_choices(question: str, labels: tuple[str, ...]) -> ListedChoices | No
     if len(labels) < 2:
         return None
     texts = [rf"{_marker(label)}([^\n]+?)" for label in labels]
-    pattern = r"\s+".join(texts[:-1] + [texts[-1] + r"[ \t]*(?=\n|$)"])
+    pattern = r"\s+".join([*texts[:-1], texts[-1] + r"[ \t]*(?=\n|$)"])
     matches = list(re.finditer(pattern, question))
     if len(matches) != 1:
         return None
