@@ -409,14 +409,20 @@ def test_a_closed_answer_set_constrains_every_arm_and_scores_the_option_named(tm
     items = [{"id": f"q{i}", "input": f"Is {i} even?", "answer": "No" if i % 2 else "Yes"} for i in range(3)]
     path.write_text("\n".join(json.dumps(item) for item in items) + "\n")
     constrained: list[bool] = []
+    lettered: list[str] = []
 
     def reply(agent, messages):
         request = str(messages[-1].content)
         if agent == "critic":
             return critique(90)
-        constrained.append('"answer": "Yes" | "No"' in request and "Answer with exactly one of: Yes, No." in request)
         number = int(request.split("Is ")[1].split(" ")[0])
         answer = "Yes" if number % 2 == 0 else "No"
+        listed = re.search(r"A\) (Yes|No)\nB\) (Yes|No)", request)
+        if listed:  # a rotated expert is shown the set lettered, and held to the letters
+            lettered.append(agent)
+            constrained.append('"answer": "A" | "B"' in request and "Answer with exactly one of: A, B." in request)
+            return {"reasoning": "parity", "answer": "AB"[listed.groups().index(answer)]}
+        constrained.append('"answer": "Yes" | "No"' in request and "Answer with exactly one of: Yes, No." in request)
         if "Answer one claim of another expert" in request:
             other = "expert_2" if agent == "expert_1" else "expert_1"
             return {"claim": f"{other}: parity holds", "response": "it holds", "answer": answer, "because": "parity",
@@ -430,6 +436,7 @@ def test_a_closed_answer_set_constrains_every_arm_and_scores_the_option_named(tm
     rows = run(options(f"{path}?options=Yes,No", tmp_path / "out", prompted, arms=arms)).rows
     assert len(rows) == 12 and all(r.status == "done" and r.score == 1 for r in rows)
     assert constrained and all(constrained)
+    assert len(lettered) == 6  # the debate's two sampled openings (solver calls) on each of the 3 items
 
 
 def test_option_scoring_compares_the_option_named_not_the_prose():
