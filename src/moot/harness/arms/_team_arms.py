@@ -40,7 +40,7 @@ from moot.harness.arms._context import MAX_EXPERTS, RowContext
 from moot.harness.arms._prompts import SHORT_DEBATER, ShortAnswer, anchor_position, solver
 from moot.harness.arms._sampling import answer_from_draft, single_call
 from moot.harness.suites._choices import choices_to_rotate
-from moot.harness.suites._items import AnswerFormat, AnswerKind, CodeTask, Item, Suite
+from moot.harness.suites._items import CLOSED_KINDS, AnswerFormat, AnswerKind, CodeTask, Item, Suite
 from moot.roles import ARBITER, CRITIC, GENERATOR, Position, Role, RoleAgent, TestCritic
 from moot.sandbox import SandboxLimits
 from moot.teams import CodeDebate, CodeDebateResult, Debate, DebateResult, Reflection, ReflectionResult, Revision
@@ -198,18 +198,18 @@ class DebateSettings(BaseModel):
     returns and the sampled experts must out-vote it; ``held`` also keeps that answer unchanged in every
     later round (expert 1 is asked nothing more); ``none``: every expert opens on its own."""
 
-    opening: Opening | None = by_answers("solver on multiple choice, expert otherwise", "expert")
+    opening: Opening | None = by_answers("solver on a closed answer set, expert otherwise", "expert")
     """Short answers: how a sampled expert opens. ``expert``: the panel's expert prompt and position (reasoning,
     answer, key arguments, confidence); ``solver``: the very call the ``single`` arm makes, sampled at the
     expert's temperature and seed, its reasoning's last statements taken as key arguments (as the anchor's). Round
     1 is then the single call beside samples of it, differing from it only by sampling."""
 
-    choice_order: ChoiceOrder | None = by_answers("rotated on multiple choice, asked otherwise", "asked")
-    """Multiple choice, where the question lists its choices (``A) … B) …``): ``rotated`` shows sampled expert i the
-    choices moved i - 1 places and reads its answer back as the label of the same choice, so a lean on one label
-    splits the vote instead of deciding it (see :mod:`moot.harness.suites._choices`); ``asked`` shows every expert
-    the question as written. Rotated openings are the sampled solver calls (``opening=solver``) and are only voted
-    on (``rounds=1``): a rebuttal would read arguments made under another lettering."""
+    choice_order: ChoiceOrder | None = by_answers("rotated on a closed answer set, asked otherwise", "asked")
+    """Closed answer sets: ``rotated`` shows sampled expert i the choices moved i - 1 places (where the question lists
+    them, ``A) … B) …``, in place; else lettered after it) and reads its answer back as the same choice, so a lean on
+    one label or word splits the vote instead of deciding it (see :mod:`moot.harness.suites._choices`); ``asked``
+    shows every expert the question as written. Rotated openings are the sampled solver calls (``opening=solver``)
+    and are only voted on (``rounds=1``): a rebuttal would read arguments made under another lettering."""
 
     peer_answers: PeerAnswers | None = by_answers("hidden", "shown")
     """Short answers: ``hidden`` shows each expert the others' arguments in later rounds with their answers
@@ -248,8 +248,8 @@ class DebateSettings(BaseModel):
 
         Short answers (measured on chain_sum, docs/compare.md): the single answer held as expert 1, two experts
         opening at 0.3 and rebutting at 0.7, arguments shown with their answers hidden, three rounds; on a closed
-        answer set one round, and on multiple choice the two open with samples of the single call shown the choices
-        rotated (:data:`_KIND_DEFAULTS`). Code: three experts at 0.7, programs and test results shown, two rounds
+        answer set one round, the two opening with samples of the single call shown the choices rotated
+        (:data:`_KIND_DEFAULTS`). Code: three experts at 0.7, programs and test results shown, two rounds
         (HumanEval)."""
         answer_format: AnswerFormat = "code" if kind == "code" else "short"
         short = answer_format == "short"
@@ -403,7 +403,7 @@ class DebateArm:
         options = {**self.former_options, **{k: spell(v) for k, v in self.settings.items()}}
         if options["arbiter"] == "auto":
             options["arbiter"] = _AUTO_ARBITER[self.answer_format]
-        if self.answer_kind not in ("multiple_choice", "options"):
+        if self.answer_kind not in CLOSED_KINDS:
             del options["choice_order"]  # only a closed answer set has an order to choose: elsewhere it is `asked`
         return options
 
@@ -450,7 +450,7 @@ class DebateArm:
         """Rotated choices need a closed answer set, openings the arm draws, and no rebuttal (see the option)."""
         if self.config.choice_order == "asked":
             return
-        if suite.answer_kind not in ("multiple_choice", "options"):
+        if suite.answer_kind not in CLOSED_KINDS:
             raise ConfigError(
                 f"arm 'debate': choice_order=rotated needs a closed answer set (items with options) and "
                 f"{suite.label!r} has none; valid choice_order values there: asked"

@@ -17,7 +17,17 @@ if TYPE_CHECKING:
     from moot.roles import Role, RoleAgent
     from moot.sandbox import SandboxRunner
 
-__all__ = ["AnswerFormat", "AnswerKind", "CodeTask", "Item", "Score", "ScoreContext", "Scorer", "Suite"]
+__all__ = [
+    "CLOSED_KINDS",
+    "AnswerFormat",
+    "AnswerKind",
+    "CodeTask",
+    "Item",
+    "Score",
+    "ScoreContext",
+    "Scorer",
+    "Suite",
+]
 
 AnswerFormat = Literal["code", "short"]
 """``code``: the answer is a program (fenced block); ``short``: a short final answer (number, name, phrase)."""
@@ -28,6 +38,9 @@ lists its choices under the answer set's labels, ``A) … B) …``), ``options``
 ``number`` a plain number (items held to ``moot.roles.NUMBER``), ``text`` any other short answer. An arm's defaults
 are chosen per kind, on tuning slices of that kind: what wins on arithmetic can lose on yes/no, and a model's lean
 on one label is a different problem from its lean on one word."""
+
+CLOSED_KINDS: frozenset[AnswerKind] = frozenset({"multiple_choice", "options"})
+"""The kinds whose answers come from a closed set: the ones a choice order applies to."""
 
 
 @dataclass(frozen=True)
