@@ -16,7 +16,7 @@ package and the entry point: it is never skipped quietly, and never a traceback.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Generic, TypeVar
 
@@ -39,9 +39,7 @@ class Registry(Generic[T]):
     """The names of one kind of extension, in the order errors list them: built-ins, then plugins, then those
     registered from code.
 
-    ``accepts`` says whether a plugin's loaded object is this kind's (``what`` names the kind's form in the refusal);
-    ``reserved`` are names moot's own code handles outside the table (a suite family such as ``humaneval``), which a
-    plugin may not take either.
+    ``accepts`` says whether a plugin's loaded object is this kind's (``what`` names the kind's form in the refusal).
     """
 
     def __init__(
@@ -52,11 +50,9 @@ class Registry(Generic[T]):
         what: str,
         *,
         builtins: Mapping[str, T] | None = None,
-        reserved: Collection[str] = (),
     ) -> None:
         self.kind, self.group, self.accepts, self.what = kind, group, accepts, what
         self._builtin: dict[str, T] = dict(builtins or {})
-        self._reserved = frozenset(reserved)
         self._plugins: dict[str, T] | None = None
         self._code: dict[str, T] = {}
 
@@ -79,6 +75,10 @@ class Registry(Generic[T]):
         """Every name, in listing order (built-ins first)."""
         return list(self._table())
 
+    def added_names(self) -> list[str]:
+        """The names installed plugins and code added to moot's own."""
+        return [name for name in self._table() if name not in self._builtin or name in self._code]
+
     def local_names(self) -> list[str]:
         """The names found without loading any plugin: moot's own and those registered from code."""
         return list({**self._builtin, **self._code})
@@ -94,7 +94,7 @@ class Registry(Generic[T]):
             package = _package(entry)
             if not NAME.match(entry.name):
                 raise self._refusal(entry, "is not a valid name: lowercase letters, digits, '_' and '-', from a letter")
-            if entry.name in self._builtin or entry.name in self._reserved:
+            if entry.name in self._builtin:
                 raise self._refusal(entry, f"names the built-in {self.kind} {entry.name!r}; rename the entry point")
             if entry.name in seen:
                 raise self._refusal(entry, f"names the {self.kind} {entry.name!r}, as plugin {seen[entry.name]} does")

@@ -246,6 +246,76 @@ def test_a_user_defined_arm_runs_like_a_built_in_one(sums, tmp_path, model):
     assert len(rows) == 4 and all(r.score == 1.0 and r.model_calls == 0 and r.metrics["cheat"] for r in rows)
 
 
+class Draws:
+    """A sampling arm of a user's own: the runner knows it by its ``with_k``, not by its class."""
+
+    name = "draws"
+
+    def __init__(self, options, k: int = 2):
+        self.k = int(options.get("k", k))
+        self.settings = {"k": self.k}
+
+    def with_k(self, k):
+        return Draws({}, k)
+
+    def check(self, suite):
+        pass
+
+    async def solve(self, item, ctx):
+        return Attempt(item.reference or "", stop_reason=f"{self.k} draws", metrics={"k": self.k})
+
+
+class Floor(Draws):
+    """A baseline of a user's own: the selection warning measures variants against it."""
+
+    name = "floor"
+    baseline = True
+
+    async def solve(self, item, ctx):
+        return Attempt("0", stop_reason="always 0")
+
+
+@pytest.mark.parametrize("sizing", [{"k": 5}, {"compute_matched": True}])
+def test_a_user_s_sampling_arm_is_sized_by_k_and_compute_matched(sums, tmp_path, model, sizing):
+    register_arm("draws", Draws)
+    try:
+        comparison = run(options(sums, tmp_path / "out", model(), arms=["debate", "draws"], **sizing))
+    finally:
+        unregister_arm("draws")
+    drawn = {r.metrics["k"] for r in comparison.rows if r.arm.startswith("draws")}
+    assert drawn == ({5} if "k" in sizing else {comparison.matched_k}) and comparison.matched_k != 2
+
+
+def test_a_user_s_baseline_arm_is_what_a_chosen_variant_is_measured_against(sums, tmp_path, model):
+    register_arm("floor", Floor)
+    try:
+        comparison = run(options(sums, tmp_path / "out", model(wrong={1}), arms=["floor", "debate", "debate?rounds=2"]))
+        report = build_report(comparison)
+    finally:
+        unregister_arm("floor")
+    (selection,) = report.selections
+    assert selection.family == "debate" and selection.baseline == "floor"
+
+
+def test_a_registered_suite_kind_builds_its_colon_specs(tmp_path, model):
+    from moot.harness import Item, Suite, register_suite, unregister_suite
+    from moot.harness.suites._suites import load_suite
+
+    def build(parts, label):
+        faces = int(parts.name.partition(":")[2])
+        items = [Item(id=f"d{i}", task=f"Roll {i}", scorer=None, reference=str(i)) for i in range(1, faces + 1)]
+        return Suite(key=parts.name, label=label, items=items[parts.slice or slice(None)])
+
+    register_suite("dice", build)
+    try:
+        assert [i.id for i in load_suite("dice:6[:2]").items] == ["d1", "d2"]
+        assert len(load_suite("dice:4").items) == 4
+    finally:
+        unregister_suite("dice")
+    with pytest.raises(ConfigError, match="unknown suite 'dice:4'"):
+        load_suite("dice:4")
+
+
 def test_calls_in_flight_are_bounded_per_endpoint(sums, tmp_path, model):
     m = model()
     state = {"now": 0, "peak": 0}

@@ -204,8 +204,8 @@ ModelOption = Annotated[
         "--model",
         "-m",
         help="Model SPEC for every role, or ROLE=SPEC (generator, critic, expert, "
-        "expert_N, arbiter, judge), e.g. local, judge=openai:gpt-4o-mini, or scripted:deterministic "
-        "(a free built-in test model, for a dry run of the suite)",
+        "expert_N, arbiter, judge, or a role a listed arm declares), e.g. local, judge=openai:gpt-4o-mini, or "
+        "scripted:deterministic (a free built-in test model, for a dry run of the suite)",
     ),
 ]
 ConcurrencyOption = Annotated[

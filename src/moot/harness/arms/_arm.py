@@ -4,8 +4,9 @@ An arm is anything with a ``name``, ``settings`` (what identifies its
 configuration: part of the resume key and shown in the report), ``check``
 (refuse a suite it cannot run on, before any call) and ``solve`` (one item,
 using agents from the RowContext so every call is metered and cached).
-Three optional class attributes tell the runner and the report what they would otherwise need the arm's name
-for (``first_round_name``, ``compute_reference``, ``model_roles``: see :class:`Arm`). Register your own with
+Optional class attributes tell the runner and the report what they would otherwise need the arm's name for
+(``first_round_name``, ``compute_reference``, ``model_roles``, ``baseline``), and an optional ``with_k`` makes it a
+sampling arm that ``--k`` and ``--compute-matched`` size (see :class:`Arm`). Register your own with
 :func:`moot.harness.register_arm`, or from an installed package under the entry-point group ``moot.arms``
 (``_registry.py``); its spec is ``NAME?key=value``.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -34,6 +35,7 @@ __all__ = [
     "by_answers",
     "canonical_spec",
     "key_settings",
+    "sized",
     "spell",
 ]
 
@@ -72,6 +74,11 @@ class Arm(Protocol):
       model calls per item (the debate); False by default.
     * ``model_roles: tuple[str, ...]``: model roles the arm asks :meth:`RowContext.spec` for beyond the built-in
       ones (``MODEL_ROLES``), so ``--model ROLE=SPEC`` may set them; none by default.
+    * ``baseline: bool``: the arm every other arm's lead is measured against when a report warns of a variant chosen
+      among several (``single``); False by default.
+
+    And one optional method: ``with_k(k) -> Arm``, this arm drawing ``k`` samples, every other setting kept. An arm
+    that has it is a sampling arm: ``--k`` sets its k and ``--compute-matched`` sizes it to the debate's calls.
     """
 
     name: str
@@ -82,6 +89,17 @@ class Arm(Protocol):
     def check(self, suite: Suite) -> None: ...
 
     async def solve(self, item: Item, ctx: RowContext) -> Attempt: ...
+
+
+class SizedArm(Arm, Protocol):
+    """A sampling arm (see :class:`Arm`): ``--k`` and ``--compute-matched`` set how many samples it draws."""
+
+    def with_k(self, k: int) -> Arm: ...
+
+
+def sized(arm: Arm) -> TypeGuard[SizedArm]:
+    """Whether ``arm`` is a sampling arm, by what it can do (a ``with_k`` method) rather than by its class."""
+    return callable(getattr(arm, "with_k", None))
 
 
 Settings = TypeVar("Settings", bound=BaseModel)

@@ -73,8 +73,9 @@ def arm_trait(family: str, trait: str, default: object) -> object:
     ``default``; also ``default`` for a family no longer known (rows replayed after an arm's plugin was removed).
 
     The traits: ``first_round_name`` (what its answer after round 1 is called; None for an arm without rounds),
-    ``compute_reference`` (its calls size the sampling arms under ``--compute-matched``) and ``model_roles``
-    (model roles beyond the built-in ones that ``--model ROLE=SPEC`` may set for it)."""
+    ``compute_reference`` (its calls size the sampling arms under ``--compute-matched``), ``model_roles``
+    (model roles beyond the built-in ones that ``--model ROLE=SPEC`` may set for it) and ``baseline`` (the arm a
+    report measures a chosen variant against)."""
     factory = _ARMS.get(family)
     return getattr(factory, trait, default) if factory is not None else default
 

@@ -74,6 +74,8 @@ class Single:
     """One generator call: the cheapest arm, and the floor every other arm is measured from."""
 
     name = "single"
+    baseline = True
+    """The arm a report measures a variant chosen among several against (``arm_trait``)."""
 
     def __init__(self, options: Mapping[str, str] | None = None) -> None:
         arm_settings(_NoOptions, self.name, options or {})

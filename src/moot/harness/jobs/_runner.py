@@ -33,10 +33,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from moot._extras import require
 from moot.boundary import one_line
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Arm, canonical_spec
+from moot.harness.arms._arm import Arm, canonical_spec, sized
 from moot.harness.arms._context import RowContext
 from moot.harness.arms._registry import build_arm, model_roles
-from moot.harness.arms._sampling import SelfConsistency, matched_k
+from moot.harness.arms._sampling import matched_k
 from moot.harness.jobs._calls import BaseClientFactory, CacheOnly, ClientFactory, EndpointLimits, endpoint_of
 from moot.harness.jobs._compact import compact_folder
 from moot.harness.jobs._executor import Executor, ExecutorName, LocalExecutor
@@ -203,7 +203,7 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ComparedArm]:
     arms: list[ComparedArm] = []
     for spec in options.arms:
         arm = build_arm(spec)
-        if isinstance(arm, SelfConsistency) and options.k is not None:
+        if sized(arm) and options.k is not None:
             arm = arm.with_k(options.k)
         arm.check(suite)
         arms.append(ComparedArm(spec.strip(), arm))
@@ -211,15 +211,13 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ComparedArm]:
     if len(set(labels)) != len(labels):
         raise ConfigError(f"each arm may appear once; got {', '.join(labels)}")
     _refuse_same_arm(arms)
-    if options.k is not None and not any(isinstance(r.arm, SelfConsistency) for r in arms):
+    if options.k is not None and not any(sized(r.arm) for r in arms):
         raise ConfigError(
-            f"--k sets self-consistency's samples, and the arms ({', '.join(labels)}) have no self-consistency; "
-            "add it to --arms or drop --k"
+            f"--k sets self-consistency's samples, and the arms ({', '.join(labels)}) have no sampling arm "
+            "(self-consistency, best-of-k-tests); add one to --arms or drop --k"
         )
     if options.compute_matched:
-        if not any(_compute_reference(r.arm) for r in arms) or not any(
-            isinstance(r.arm, SelfConsistency) for r in arms
-        ):
+        if not any(_compute_reference(r.arm) for r in arms) or not any(sized(r.arm) for r in arms):
             raise ConfigError(
                 "--compute-matched sizes the sampling arms' k (self-consistency, best-of-k-tests) to the debate "
                 "arm's calls: list both kinds, e.g. --arms debate,self-consistency"
@@ -227,7 +225,7 @@ def _arms(options: CompareOptions, suite: Suite) -> list[ComparedArm]:
         if options.k is not None:
             raise ConfigError("--k and --compute-matched both size the sampling arms' k; give one of them")
         for r in arms:
-            r.matched = isinstance(r.arm, SelfConsistency)
+            r.matched = sized(r.arm)
     return arms
 
 
@@ -373,7 +371,7 @@ class PreparedComparison:
             self.result.matched_k = k
             self.result.matched_to = self._matched_debate().label
             for r in matched:
-                assert isinstance(r.arm, SelfConsistency)
+                assert sized(r.arm)
                 r.arm = r.arm.with_k(k)
             await self._phase(f"{', '.join(r.label for r in matched)}, k={k} (matched)", matched)
         self.result.rows = self._rows()

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel
 
 from moot.errors import ConfigError
+from moot.harness.arms._registry import arm_trait
 from moot.harness.jobs._results import UNSTATED, ResultRow, ResultStore
 from moot.harness.jobs._runner import Comparison, tuned_items
 from moot.harness.reports._stats import bonferroni, compare_paired, exact_match, holm
@@ -26,8 +27,11 @@ from moot.harness.suites._suites import SUITE_FORMS, load_suite
 
 __all__ = ["FolderFacts", "Selection", "Variant", "family", "folder_facts", "fresh_suite", "selections"]
 
-BASELINE = "single"
-"""The family every other arm's lead is measured against, when the comparison has it."""
+
+def _is_baseline(label: str) -> bool:
+    """Whether the arm every other arm's lead is measured against is ``label``'s family (its ``baseline`` trait:
+    ``single``)."""
+    return bool(arm_trait(family(label), "baseline", False))
 
 
 def family(label: str) -> str:
@@ -147,7 +151,7 @@ def selections(
     result), with the command that confirms it on fresh items (``used``: see :func:`fresh_suite`)."""
     names = {compared.key: compared.label for compared in comparison.arms if compared.key}
     scored = _variant_scores(rows, names)
-    baseline = next(((c.label, c.key) for c in comparison.arms if family(c.label) == BASELINE and c.key), None)
+    baseline = next(((c.label, c.key) for c in comparison.arms if _is_baseline(c.label) and c.key), None)
     found: dict[str, Selection] = {}
     for compared in comparison.arms:
         own_base = baseline if baseline is not None and baseline[0] != compared.label else None

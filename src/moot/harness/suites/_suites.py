@@ -21,19 +21,39 @@ SUITE_FORMS = (
 )
 
 SuiteFactory = Callable[[SpecParts, str], Suite]
+"""Builds a suite from its spec's parts (name, slice, parameters) and the spec as written (its label). A spec
+``KIND:ARG`` (``reasoning-gym:chain_sum``) is built by the factory registered as ``KIND``; ``parts.name`` keeps the
+``ARG``."""
+
+
+def _humaneval(parts: SpecParts, label: str) -> Suite:
+    if parts.name != "humaneval":
+        raise ConfigError(f"bad suite spec {label!r}: humaneval takes no ':' part; valid forms: {SUITE_FORMS}")
+    reject_unknown(parts, what=f"suite {label!r}", valid="none (slice it instead: humaneval[:20])")
+    return humaneval_suite(parts.slice, label)
+
+
+def _reasoning_gym(parts: SpecParts, label: str) -> Suite:
+    task = parts.name.partition(":")[2].strip()
+    if not task:
+        raise ConfigError(f"bad suite spec {label!r}: name the task, e.g. reasoning-gym:gsm_symbolic")
+    return gym_suite(task, parts, label)
+
+
 _SUITES: Registry[SuiteFactory] = Registry(
     "suite",
     "moot.suites",
     callable,
     "a suite factory (a callable taking the spec's parts and its label, returning a Suite)",
-    reserved=("humaneval", "reasoning-gym"),
+    builtins={"humaneval": _humaneval, "reasoning-gym": _reasoning_gym},
 )
-"""Suite kinds by name beyond the built-in forms (read below, not from the table): installed plugins' (entry-point
-group ``moot.suites``), then those registered from code."""
+"""Suite kinds by name: moot's own (HumanEval, reasoning-gym's tasks), installed plugins' (entry-point group
+``moot.suites``), then those registered from code. A spec naming none of them is a suite file."""
 
 
 def register_suite(name: str, factory: SuiteFactory) -> None:
-    """Make ``name[SLICE][?options]`` a suite spec; ``factory(parts, label)`` builds it (apply ``parts.slice``)."""
+    """Make ``name[SLICE][?key=value]`` (and ``name:ARG...``) a suite spec; ``factory(parts, label)`` builds it
+    (apply ``parts.slice``). Registering a built-in kind's name replaces it."""
     _SUITES.register(name, factory)
 
 
@@ -45,20 +65,12 @@ def unregister_suite(name: str) -> None:
 def load_suite(spec: str) -> Suite:
     """The suite a spec names; a bad spec is a one-line ConfigError naming the valid forms."""
     parts = parse_spec(spec, what="suite spec", forms=SUITE_FORMS)
-    name = parts.name
-    if name == "humaneval":
-        reject_unknown(parts, what=f"suite {spec!r}", valid="none (slice it instead: humaneval[:20])")
-        return humaneval_suite(parts.slice, spec)
-    if name.startswith("reasoning-gym:"):
-        task = name.partition(":")[2].strip()
-        if not task:
-            raise ConfigError(f"bad suite spec {spec!r}: name the task, e.g. reasoning-gym:gsm_symbolic")
-        return gym_suite(task, parts, spec)
-    factory = _SUITES.get(name)
+    kind, colon, _ = parts.name.partition(":")
+    factory = _SUITES.get(parts.name) or (_SUITES.get(kind) if colon else None)
     if factory is not None:
         return factory(parts, spec)
-    if name.endswith(FILE_SUFFIXES) or Path(name).expanduser().is_dir():
-        return file_suite(suite_file(name), parts, spec)
-    registered = sorted(_SUITES.names())
+    if parts.name.endswith(FILE_SUFFIXES) or Path(parts.name).expanduser().is_dir():
+        return file_suite(suite_file(parts.name), parts, spec)
+    registered = sorted(_SUITES.added_names())
     extra = f"; registered: {', '.join(registered)}" if registered else ""
     raise ConfigError(f"unknown suite {spec!r}; valid forms: {SUITE_FORMS}{extra}")
