@@ -180,8 +180,9 @@ class DebateSettings(BaseModel):
 
     experts: int = Field(default=3, ge=2, le=MAX_EXPERTS)
     rounds: int | None = by_answers("3 (1 on a closed answer set)", "2", ge=1, le=10)
-    """At most this many rounds (fewer when the experts agree). Short answers: the third round let a change
-    adopted in the second outvote round 1 (chain-sum-100: 1 item better, none worse); on a closed answer set the
+    """At most this many rounds (fewer when the experts agree). Short answers: the third round lets a change
+    adopted in the second outvote round 1 (chain_sum's three tuning slices: 109 of 300 against two rounds' 108,
+    one item, no evidence either way; docs/compare/tuning/README.md); on a closed answer set the
     rounds after the first changed 1 verdict of 60, for the worse. Code: a later round runs only while no program
     passes every visible test."""
     arbiter: Literal["auto", "rounds", "vote", "llm"] = "auto"
