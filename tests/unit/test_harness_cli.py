@@ -163,7 +163,7 @@ def test_a_suite_dry_runs_on_the_built_in_test_model(tmp_path):
     suite = tmp_path / "mixed.jsonl"
     suite.write_text(
         '{"input": "What is 2+3?", "answer": "5", "scoring": "numeric"}\n'
-        '{"question": "Is 7 prime?", "answer": "Yes", "options": ["Yes", "No"]}\n'
+        '{"question": "Is 7 prime?", "answer": "Yes", "choices": ["Yes", "No"]}\n'
     )
     out = tmp_path / "out"
     result = invoke(str(suite), "--model", "scripted:deterministic", "--out", str(out))

@@ -433,16 +433,16 @@ def test_a_closed_answer_set_constrains_every_arm_and_scores_the_option_named(tm
 
     prompted = model("yesno", reply=reply)
     arms = ["single", "self-consistency?k=3", "reflection", "debate"]
-    rows = run(options(f"{path}?options=Yes,No", tmp_path / "out", prompted, arms=arms)).rows
+    rows = run(options(f"{path}?choices=Yes,No", tmp_path / "out", prompted, arms=arms)).rows
     assert len(rows) == 12 and all(r.status == "done" and r.score == 1 for r in rows)
     assert constrained and all(constrained)
     assert len(lettered) == 6  # the debate's two sampled openings (solver calls) on each of the 3 items
 
 
 def test_option_scoring_compares_the_option_named_not_the_prose():
-    from moot.harness.suites._scorers import OptionMatch
+    from moot.harness.suites._scorers import ChoiceMatch
 
-    yes = OptionMatch("Yes", ("Yes", "No"))
+    yes = ChoiceMatch("Yes", ("Yes", "No"))
     item, ctx = None, None
     said = {
         "Yes": 1.0,
@@ -455,16 +455,16 @@ def test_option_scoring_compares_the_option_named_not_the_prose():
     }
     for answer, expected in said.items():
         assert asyncio.run(yes.score(item, answer, ctx)).value == expected, answer
-    letters = OptionMatch("C", ("A", "B", "C", "D"))
+    letters = ChoiceMatch("C", ("A", "B", "C", "D"))
     assert asyncio.run(letters.score(item, "C) 42", ctx)).value == 1.0
 
 
-def test_an_answer_outside_the_options_is_a_one_line_error(tmp_path):
+def test_an_answer_outside_the_choices_is_a_one_line_error(tmp_path):
     from moot.harness import load_suite
 
     path = tmp_path / "bad.yaml"
-    path.write_text("options: [Yes, No]\nitems:\n  - {input: 'Is 2 even?', answer: Maybe}\n")
-    with pytest.raises(ConfigError, match=r"answer 'Maybe' is not one of the options Yes, No") as caught:
+    path.write_text("choices: [Yes, No]\nitems:\n  - {input: 'Is 2 even?', answer: Maybe}\n")
+    with pytest.raises(ConfigError, match=r"answer 'Maybe' is not one of the choices Yes, No") as caught:
         load_suite(str(path))
     assert "\n" not in str(caught.value)
 

@@ -28,10 +28,10 @@ def test_a_report_opens_with_the_evidence_for_its_kind(sums, tmp_path, model):  
     closed = tmp_path / "closed.jsonl"
     lines = [{"id": f"q{i}", "input": f"Is {i} even?", "answer": "No" if i % 2 else "Yes"} for i in range(3)]
     closed.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    report = build_report(run(options(f"{closed}?options=Yes,No", tmp_path / "out", model(), arms=["single"])))
-    assert report.answer_kind == "options" and report.evidence == evidence_for("options")
+    report = build_report(run(options(f"{closed}?choices=Yes,No", tmp_path / "out", model(), arms=["single"])))
+    assert report.answer_kind == "choices" and report.evidence == evidence_for("choices")
     text = write_report(report, tmp_path / "out").markdown.read_text()
-    assert f"**Evidence on a closed answer set:** {evidence_for('options').measured}" in text
+    assert f"**Evidence on a closed answer set:** {evidence_for('choices').measured}" in text
     exact = build_report(run(options(sums, tmp_path / "sums", model(), arms=["single"])))  # exact-match sums
     assert exact.answer_kind == "text" and exact.evidence == evidence_for("text")
     text = write_report(exact, tmp_path / "sums").markdown.read_text()

@@ -75,9 +75,9 @@ def test_the_default_debate_votes_once_on_a_closed_answer_set_with_samples_shown
     tmp_path,
 ):
     closed = tmp_path / "closed.jsonl"
-    closed.write_text('{"input": "Is 4 even?", "answer": "Yes", "options": ["Yes", "No"]}\n')
+    closed.write_text('{"input": "Is 4 even?", "answer": "Yes", "choices": ["Yes", "No"]}\n')
     listed = tmp_path / "listed.jsonl"
-    listed.write_text('{"input": "Which is even? A) 3 B) 4", "answer": "B", "options": ["A", "B"]}\n')
+    listed.write_text('{"input": "Which is even? A) 3 B) 4", "answer": "B", "choices": ["A", "B"]}\n')
     on_options, on_numbers = _built("debate", load_suite(str(closed))), _built("debate", load_suite(str(sums)))
     on_choices = _built("debate", load_suite(str(listed)))
     closed_default = ("solver", 1, "rotated")

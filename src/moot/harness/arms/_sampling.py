@@ -60,7 +60,7 @@ async def single_call(item: Item, ctx: RowContext, spec: ModelSpec | None = None
     entry)."""
     code = item.code is not None
     agent = ctx.agent(
-        GENERATOR if code else solver(item.options, item.answer_pattern), model_role="generator", spec=spec
+        GENERATOR if code else solver(item.choices, item.answer_pattern), model_role="generator", spec=spec
     )
     reply = await ask(agent, item.task)
     return reply, (reply.text if code else short_answer(reply))

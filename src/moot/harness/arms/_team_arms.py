@@ -99,7 +99,7 @@ class ReflectionArm:
 
     async def solve(self, item: Item, ctx: RowContext) -> Attempt:
         code = item.code is not None
-        generator = ctx.agent(GENERATOR if code else solver(item.options, item.answer_pattern), model_role="generator")
+        generator = ctx.agent(GENERATOR if code else solver(item.choices, item.answer_pattern), model_role="generator")
         critic = ctx.agent(CRITIC, model_role="critic")
         stop = ScoreThreshold(self.config.threshold) | NoImprovement(2) | MaxRounds(self.config.rounds)
         team = ctx.prepare(Reflection(generator, critic, stop=stop))
@@ -334,7 +334,7 @@ _KIND_DEFAULTS: dict[AnswerKind, KindDefaults] = {
     "code": KindDefaults("expert", rounds=2),
     "number": KindDefaults("expert", rounds=3),
     "text": KindDefaults("expert", rounds=3),
-    "options": KindDefaults("solver", rounds=1, choice_order="rotated"),
+    "choices": KindDefaults("solver", rounds=1, choice_order="rotated"),
     "multiple_choice": KindDefaults("solver", rounds=1, choice_order="rotated"),
 }
 """Each kind's defaults, chosen on tuning slices of that kind and then tested on items written after the choice
@@ -452,7 +452,7 @@ class DebateArm:
             return
         if suite.answer_kind not in CLOSED_KINDS:
             raise ConfigError(
-                f"arm 'debate': choice_order=rotated needs a closed answer set (items with options) and "
+                f"arm 'debate': choice_order=rotated needs a closed answer set (items with choices) and "
                 f"{suite.label!r} has none; valid choice_order values there: asked"
             )
         if self.config.opening != "solver" or self.config.rounds != 1:
@@ -506,7 +506,7 @@ class DebateArm:
                 experts,
                 arbiter,
                 stop=stop,
-                choices=item.options,
+                choices=item.choices,
                 answer_pattern=item.answer_pattern,
                 seed=ctx.seed,
                 openings=openings,
@@ -541,7 +541,7 @@ class DebateArm:
         shifts: dict[str, int] = {}
         if anchored:
             calls[names[0]] = single_call(item, ctx)
-        choices = choices_to_rotate(item.task, item.options) if self.config.choice_order == "rotated" else None
+        choices = choices_to_rotate(item.task, item.choices) if self.config.choice_order == "rotated" else None
         if self.config.opening == "solver":
             for i, name in enumerate(names, start=1):
                 if name not in calls:
@@ -549,7 +549,7 @@ class DebateArm:
                     shifts[name] = (i - 1) if choices else 0
                     asked = item
                     if choices:
-                        asked = replace(item, task=choices.rotated(shifts[name]), options=choices.labels)
+                        asked = replace(item, task=choices.rotated(shifts[name]), choices=choices.labels)
                     calls[name] = single_call(asked, ctx, spec)
         replies = await asyncio.gather(*calls.values())
         openings: dict[str, Position] = {}

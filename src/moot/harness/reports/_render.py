@@ -333,7 +333,7 @@ def _selection_note(chosen: Selection) -> Note:
 _KIND_NAMES = {
     "code": "code",
     "multiple_choice": "multiple choice",
-    "options": "a closed answer set",
+    "choices": "a closed answer set",
     "number": "numbers",
     "text": "other short answers",
 }

@@ -1,0 +1,68 @@
+"""Each harness name renamed so a concept has one name (issue 43 item 5) still works under its former spelling, with
+a DeprecationWarning that names the new one; the new spelling works without one. A closed answer set is ``choices``
+(the suite file field, the suite spec parameter, ``Item.choices``); the suite key rows are stored under keeps the
+former spelling, so committed results folders find their rows."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from moot.errors import ConfigError
+from moot.harness import ExactMatch, Item, load_suite
+
+
+def _no_warning(make):
+    """``make()``, failing the test if it warns of a deprecation."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        return make()
+
+
+def _yes_no(path: Path, field: str | None = None) -> Path:
+    item = {"input": "Is 4 even?", "answer": "Yes"} | ({field: ["Yes", "No"]} if field else {})
+    path.write_text(json.dumps(item) + "\n")
+    return path
+
+
+def test_a_suite_spec_s_choices_parameter_was_options_and_the_key_keeps_that_spelling(tmp_path: Path):
+    path = _yes_no(tmp_path / "yn.jsonl")
+    new = _no_warning(lambda: load_suite(f"{path}?choices=Yes,No"))
+    with pytest.warns(DeprecationWarning, match=r"options is deprecated; it is now called choices"):
+        old = load_suite(f"{path}?options=Yes,No")
+    assert new.items == old.items and new.items[0].choices == ("Yes", "No")
+    assert new.key == old.key and new.key.endswith("?options=Yes,No")  # the key committed rows are stored under
+    with pytest.raises(ConfigError, match=r"give choices once \(options is its former name\)"):
+        load_suite(f"{path}?options=Yes,No&choices=Yes,No")
+
+
+def test_a_gym_suite_s_choices_parameter_was_options_and_the_key_keeps_that_spelling():
+    pytest.importorskip("reasoning_gym")
+    new = _no_warning(lambda: load_suite("reasoning-gym:syllogism?n=2&seed=2&choices=Yes,No"))
+    with pytest.warns(DeprecationWarning, match=r"options is deprecated; it is now called choices"):
+        old = load_suite("reasoning-gym:syllogism?n=2&seed=2&options=Yes,No")
+    assert new.key == old.key == "reasoning-gym:syllogism?seed=2&options=Yes,No"
+    assert new.items[0].choices == old.items[0].choices == ("Yes", "No")
+
+
+def test_a_suite_file_s_choices_field_was_options_and_still_loads(tmp_path: Path):
+    new = _no_warning(lambda: load_suite(str(_yes_no(tmp_path / "new.jsonl", "choices"))))
+    with pytest.warns(DeprecationWarning, match=r"item 1: options is deprecated; it is now called choices"):
+        old = load_suite(str(_yes_no(tmp_path / "old.jsonl", "options")))
+    assert new.items[0].choices == old.items[0].choices == ("Yes", "No") and old.answer_kind == "choices"
+    wide = tmp_path / "wide.yaml"
+    wide.write_text("options: [Yes, No]\nitems:\n  - {input: 'Is 4 even?', answer: 'Yes'}\n")
+    with pytest.warns(DeprecationWarning, match=r"wide.yaml: options is deprecated; it is now called choices"):
+        assert load_suite(str(wide)).items[0].choices == ("Yes", "No")
+
+
+def test_an_item_s_closed_answer_set_is_its_choices_and_options_still_sets_it():
+    new = _no_warning(lambda: Item("q", "Is 4 even?", ExactMatch("Yes"), choices=("Yes", "No")))
+    with pytest.warns(DeprecationWarning, match=r"Item\(options=\.\.\.\) .* now called choices="):
+        old = Item("q", "Is 4 even?", ExactMatch("Yes"), options=("Yes", "No"))
+    with pytest.warns(DeprecationWarning, match=r"Item\.options is deprecated; it is now called Item\.choices"):
+        assert old.options == ("Yes", "No")
+    assert new == old
