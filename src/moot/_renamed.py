@@ -36,7 +36,8 @@ def former_keywords(**renamed: str) -> Callable[[T], T]:
 
     def decorate(target: T) -> T:
         if not isinstance(target, type):
-            return _taking_former(target, target.__qualname__, renamed)  # type: ignore[return-value]
+            owner = target.__qualname__.removesuffix(".__init__")  # a class's __init__: the class is called
+            return _taking_former(target, owner, renamed)  # type: ignore[return-value]
         target.__init__ = _taking_former(target.__init__, target.__name__, renamed)  # type: ignore[misc]
         for old, new in renamed.items():
             setattr(target, old, _former_attribute(target.__name__, old, new))

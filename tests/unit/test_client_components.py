@@ -154,7 +154,7 @@ def test_a_bad_component_config_is_one_line(given, message):
         ("component:client.txt", r"a client component file must end in \.json, \.yaml, \.yml"),
         ("component:{not json", r"the inline client component is not valid JSON"),
         ("client.json", r"unknown provider 'client\.json'.*given as component:client\.json"),
-        ('component:{"provider": "a.B", "config": {}}?model=x', r"unknown option 'model'"),
+        ('component:{"provider": "a.B", "config": {}}?model=x', r"unknown parameter 'model'"),
     ],
 )
 def test_a_bad_component_spec_string_is_one_line(text, message):

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from moot.errors import ConfigError
-from moot.harness import ExactMatch, Item, load_suite
+from moot.errors import ConfigError, MalformedOutputError
+from moot.harness import DebateArm, ExactMatch, Item, SelfConsistency, agent_reply, ask, load_suite
+from moot.harness.arms._arm import canonical_spec
 
 
 def _no_warning(make):
@@ -66,3 +67,35 @@ def test_an_item_s_closed_answer_set_is_its_choices_and_options_still_sets_it():
     with pytest.warns(DeprecationWarning, match=r"Item\.options is deprecated; it is now called Item\.choices"):
         assert old.options == ("Yes", "No")
     assert new == old
+
+
+def test_an_arm_is_built_from_its_params_and_options_still_passes_them():
+    new = _no_warning(lambda: DebateArm(params={"experts": "2"}))
+    with pytest.warns(DeprecationWarning, match=r"DebateArm\(options=\.\.\.\) is deprecated; it is now called params="):
+        old = DebateArm(options={"experts": "2"})
+    with pytest.warns(DeprecationWarning, match=r"SelfConsistency\(options=\.\.\.\) .* now called params="):
+        sampled = SelfConsistency(options={"k": "3"})
+    assert new.given == old.given and sampled.settings == SelfConsistency({"k": "3"}).settings
+    with pytest.raises(ConfigError, match=r"arm 'debate': experts: .*; valid parameters: experts"):
+        DebateArm({"experts": "0"})
+
+
+async def test_one_agent_s_reply_is_agent_reply_and_ask_is_its_former_name():
+    class Agent:
+        async def run(self, task):
+            raise MalformedOutputError("solver", 2, "never well formed")
+
+    new = await _no_warning(lambda: agent_reply(Agent(), "t"))
+    with pytest.warns(DeprecationWarning, match="ask is deprecated; it is now called agent_reply"):
+        old = await ask(Agent(), "t")
+    assert new == old and new.failed and new.parse_failures == 2
+
+
+def test_an_arm_declaring_its_former_full_options_still_gets_its_canonical_spec():
+    class Old:
+        name = "old"
+        settings = {"b": 1}
+        former_options = {"a": "x"}
+
+    with pytest.warns(DeprecationWarning, match=r"Old\.former_options is deprecated; it is now called implied_params"):
+        assert canonical_spec(Old()) == "old?a=x&b=1"

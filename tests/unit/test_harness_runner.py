@@ -210,7 +210,7 @@ def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_pat
         (["debate?experts=1"], "arm 'debate': experts: Input should be greater than or equal to 2"),
         (
             ["debate?judges=2"],
-            "valid options: experts (default 3), rounds (default 3 (1 on a closed answer set) for short answers, "
+            "valid parameters: experts (default 3), rounds (default 3 (1 on a closed answer set) for short answers, "
             "2 for code)",
         ),
         (["debate?rebuttal_temperature=hot"], "rebuttal_temperature (default 0.7 for short answers, opened for"),
@@ -228,8 +228,8 @@ def test_a_user_defined_arm_runs_like_a_built_in_one(sums, tmp_path, model):
     class Oracle:
         name = "oracle"
 
-        def __init__(self, options):
-            self.settings = dict(options)
+        def __init__(self, params):
+            self.settings = dict(params)
 
         def check(self, suite):
             pass

@@ -42,7 +42,7 @@ def _ctx(model: PromptModel | None = None, tmp: Path | None = None) -> RowContex
     [
         ("humanevl[:3]", "unknown suite 'humanevl[:3]'; valid forms: humaneval[:N]"),
         ("humaneval[a:b]", "slice [a:b] must look like [:20]"),
-        ("humaneval?n=3", "unknown option(s) n"),
+        ("humaneval?n=3", "unknown parameter(s) n"),
         ("reasoning-gym:", "name the task"),
         ("missing.jsonl", "suite file 'missing.jsonl' does not exist"),
         ("humaneval[500:]", "selects no items; humaneval has 164 problems"),

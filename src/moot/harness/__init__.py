@@ -16,7 +16,7 @@ Add suites with :func:`register_suite` (or a JSONL/YAML file) and arms with
 through the entry-point groups ``moot.suites`` and ``moot.arms`` (docs/plugins.md).
 """
 
-from moot.harness.arms._arm import ARM_FORMS, Arm, Attempt, Reply, ask
+from moot.harness.arms._arm import ARM_FORMS, Arm, Attempt, Reply, agent_reply, ask
 from moot.harness.arms._context import MODEL_ROLES, RowContext
 from moot.harness.arms._registry import build_arm, known_arms, register_arm, unregister_arm
 from moot.harness.arms._sampling import SelfConsistency, Single, matched_k
@@ -78,6 +78,7 @@ __all__ = [
     "Suite",
     "TestReflectionArm",
     "accuracy_interval",
+    "agent_reply",
     "ask",
     "bootstrap_mean",
     "build_arm",

@@ -23,8 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot._renamed import former_keywords
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, key_settings
+from moot.harness.arms._arm import Attempt, Reply, agent_reply, arm_settings, key_settings
 from moot.harness.arms._context import RowContext
 from moot.harness.arms._prompts import ShortAnswer, solver
 from moot.harness.arms._vote import Selection, select_programs, vote_answers
@@ -62,11 +63,11 @@ async def single_call(item: Item, ctx: RowContext, spec: ModelSpec | None = None
     agent = ctx.agent(
         GENERATOR if code else solver(item.choices, item.answer_pattern), model_role="generator", spec=spec
     )
-    reply = await ask(agent, item.task)
+    reply = await agent_reply(agent, item.task)
     return reply, (reply.text if code else short_answer(reply))
 
 
-class _NoOptions(BaseModel):
+class _NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -75,8 +76,9 @@ class Single:
 
     name = "single"
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
-        arm_settings(_NoOptions, self.name, options or {})
+    @former_keywords(options="params")
+    def __init__(self, params: Mapping[str, str] | None = None) -> None:
+        arm_settings(_NoParams, self.name, params or {})
 
     @property
     def settings(self) -> Mapping[str, Any]:
@@ -107,15 +109,16 @@ class SelfConsistency:
 
     name = "self-consistency"
     selection: Selection = "vote"
-    former_options = {"samples": "debate"}
+    implied_params = {"samples": "debate"}
     """What rows whose settings leave ``samples`` out drew (:func:`canonical_spec` spells it)."""
 
-    def __init__(self, options: Mapping[str, str] | None = None, **override: Any) -> None:
-        self.config = arm_settings(SamplingSettings, self.name, {**(options or {}), **override})
+    @former_keywords(options="params")
+    def __init__(self, params: Mapping[str, str] | None = None, **override: Any) -> None:
+        self.config = arm_settings(SamplingSettings, self.name, {**(params or {}), **override})
 
     @property
     def settings(self) -> Mapping[str, Any]:
-        """The configuration (the rows' key). ``samples=debate`` is what every row drew before the option
+        """The configuration (the rows' key). ``samples=debate`` is what every row drew before the parameter
         existed, so it is left out: those rows keep their key and are found as what they are."""
         return key_settings(self.config, samples="debate")
 

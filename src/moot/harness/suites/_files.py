@@ -156,7 +156,7 @@ def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
         unknown = set(data) - {"items", "description", _FORMER_KEY, *_DEFAULT_KEYS}
         if unknown:
             raise ConfigError(
-                f"{path}: unknown top-level keys {sorted(unknown)}; valid: items, description, "
+                f"{path}: unknown top-level keys {sorted(unknown)}; valid keys: items, description, "
                 f"{', '.join(_DEFAULT_KEYS)}"
             )
         return data["items"], {k: v for k, v in data.items() if k != "items"}

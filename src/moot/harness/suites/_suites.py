@@ -33,7 +33,7 @@ group ``moot.suites``), then those registered from code."""
 
 
 def register_suite(name: str, factory: SuiteFactory) -> None:
-    """Make ``name[SLICE][?options]`` a suite spec; ``factory(parts, label)`` builds it (apply ``parts.slice``)."""
+    """Make ``name[SLICE][?k=v&...]`` a suite spec; ``factory(parts, label)`` builds it (apply ``parts.slice``)."""
     _SUITES.register(name, factory)
 
 
