@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.errors import ConfigError
-from moot.harness import CompareOptions, run_comparison
+from moot.harness import CompareRequest, run_comparison
 from moot.harness.arms._arm import canonical_spec
 from moot.harness.arms._team_arms import DebateArm
 from moot.harness.suites._choices import choices_to_rotate, listed_choices
@@ -45,7 +45,7 @@ def test_listed_choices_are_found_in_every_usual_lettering_and_rotate_by_content
 
 
 @pytest.mark.parametrize(
-    "task, options",
+    "task, choices",
     [
         ("Is the Sun a star?", ("Yes", "No")),  # a closed set the question does not list
         ("Pick: A) one B) two C) three", ABCD),  # D is missing
@@ -54,8 +54,8 @@ def test_listed_choices_are_found_in_every_usual_lettering_and_rotate_by_content
         ("Pick: A) one B) two C) three D) four", ()),  # no answer set at all
     ],
 )
-def test_a_question_that_does_not_list_each_choice_once_in_order_is_left_as_asked(task, options):
-    assert listed_choices(task, options) is None
+def test_a_question_that_does_not_list_each_choice_once_in_order_is_left_as_asked(task, choices):
+    assert listed_choices(task, choices) is None
 
 
 def _mc_suite(tmp_path: Path) -> Path:
@@ -89,7 +89,7 @@ def _solver(lean: bool):
 def _rows(tmp_path: Path, lean: bool, arms: list[str]):
     model = PromptModel(f"mc-{lean}", _solver(lean)).register()
     try:
-        opts = CompareOptions(
+        opts = CompareRequest(
             suite=f"{_mc_suite(tmp_path)}?choices=A,B,C,D", arms=arms, models=[model.spec], out=tmp_path / "out"
         )
         return {(r.item, r.arm): r for r in asyncio.run(run_comparison(opts)).rows}
@@ -190,7 +190,7 @@ def test_rotated_yes_no_experts_answer_letters_and_vote_with_yes_or_no(tmp_path)
 
     model = PromptModel("yn-rotated", reply).register()
     try:
-        opts = CompareOptions(suite=f"{path}?choices=Yes,No", arms=["debate"], models=[model.spec], out=tmp_path / "o")
+        opts = CompareRequest(suite=f"{path}?choices=Yes,No", arms=["debate"], models=[model.spec], out=tmp_path / "o")
         (row,) = asyncio.run(run_comparison(opts)).rows
     finally:
         model.unregister()

@@ -12,7 +12,18 @@ from pathlib import Path
 import pytest
 
 from moot.errors import ConfigError, MalformedOutputError
-from moot.harness import DebateArm, ExactMatch, Item, SelfConsistency, agent_reply, ask, load_suite
+from moot.harness import (
+    CompareRequest,
+    Comparison,
+    DebateArm,
+    ExactMatch,
+    Item,
+    SelfConsistency,
+    Suite,
+    agent_reply,
+    ask,
+    load_suite,
+)
 from moot.harness.arms._arm import canonical_spec
 
 
@@ -99,3 +110,21 @@ def test_an_arm_declaring_its_former_full_options_still_gets_its_canonical_spec(
 
     with pytest.warns(DeprecationWarning, match=r"Old\.former_options is deprecated; it is now called implied_params"):
         assert canonical_spec(Old()) == "old?a=x&b=1"
+
+
+def test_one_moot_compare_is_a_compare_request_and_compare_options_still_imports(tmp_path: Path):
+    import moot.harness
+
+    with pytest.warns(DeprecationWarning, match="moot.harness.CompareOptions is deprecated; it is now called Compare"):
+        from moot.harness import CompareOptions
+    assert CompareOptions is CompareRequest and "CompareOptions" not in moot.harness.__all__
+    request = CompareRequest(suite="s.jsonl", arms=["single"], out=tmp_path)
+    suite = Suite("s", "s.jsonl", [Item("q", "t", ExactMatch("a"))])
+    new = _no_warning(lambda: Comparison(request, suite, [], {}))
+    with pytest.warns(DeprecationWarning, match=r"Comparison\(options=\.\.\.\) .* now called request="):
+        old = Comparison(options=request, suite=suite, arms=[], models={})
+    with pytest.warns(
+        DeprecationWarning, match=r"Comparison\.options is deprecated; it is now called Comparison\.request"
+    ):
+        assert old.options is request
+    assert new == old and new.results_path == tmp_path / "results.sqlite3"
