@@ -28,7 +28,7 @@ from moot.errors import ConfigError
 from moot.harness.arms._arm import Attempt, Reply, agent_reply, arm_settings, key_settings
 from moot.harness.arms._context import RowContext
 from moot.harness.arms._prompts import ShortAnswer, solver
-from moot.harness.arms._vote import Selection, select_programs, vote_answers
+from moot.harness.arms._vote import PickedBy, select_programs, vote_answers
 from moot.harness.suites._items import Item, Suite
 from moot.models import ModelSpec
 from moot.roles import GENERATOR
@@ -108,7 +108,7 @@ class SelfConsistency:
     """k independent samples and a vote (see module docstring)."""
 
     name = "self-consistency"
-    selection: Selection = "vote"
+    picked_by: PickedBy = "vote"
     implied_params = {"samples": "debate"}
     """What rows whose settings leave ``samples`` out drew (:func:`canonical_spec` spells it)."""
 
@@ -153,7 +153,7 @@ class SelfConsistency:
             )
         if code:
             assert item.code is not None
-            vote = await select_programs(item.code, answers, ctx.sandbox, self.selection)
+            vote = await select_programs(item.code, answers, ctx.sandbox, self.picked_by)
         else:
             vote = vote_answers(answers)
         metrics.update(vote.metrics)
@@ -172,11 +172,11 @@ class BestOfKTests(SelfConsistency):
 
     What a code debate's round 1 amounts to without its later rounds, at any k: the honest baseline for a
     debate whose ruling is the program vote. Shares self-consistency's samples by default (same seeds), so
-    the two differ only in selection.
+    the two differ only in how they pick (``picked_by``).
     """
 
     name = "best-of-k-tests"
-    selection: Selection = "tests"
+    picked_by: PickedBy = "tests"
 
     def check(self, suite: Suite) -> None:
         if not suite.has_visible_tests:
