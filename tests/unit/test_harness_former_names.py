@@ -18,6 +18,7 @@ from moot.harness import (
     DebateArm,
     ExactMatch,
     Item,
+    ResultStore,
     SelfConsistency,
     Suite,
     agent_reply,
@@ -128,3 +129,17 @@ def test_one_moot_compare_is_a_compare_request_and_compare_options_still_imports
     ):
         assert old.options is request
     assert new == old and new.results_path == tmp_path / "results.sqlite3"
+
+
+def test_a_committed_folder_s_suite_spec_still_loads_and_keys_the_rows_it_holds(monkeypatch):
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)  # the folder's suite key names its file relative to the repository
+    store = ResultStore(root / "docs/compare/yes-no-3-fresh/results.sqlite3", read_only=True)
+    try:
+        stored = store.suite_keys()
+    finally:
+        store.close()
+    with pytest.warns(DeprecationWarning, match="now called choices"):
+        old = load_suite("docs/compare/suites/yes-no-3.jsonl?options=Yes,No")
+    new = _no_warning(lambda: load_suite("docs/compare/suites/yes-no-3.jsonl?choices=Yes,No"))
+    assert old.key == new.key and stored == {new.key}
