@@ -270,13 +270,13 @@ class PreparedComparison:
         self.suite = load_suite(request.suite)
         check_tuned_on(request.tuned_on, self.suite)
         self.roles = model_roles(request.arms)
-        self.models = parse_model_options(request.models, self.roles)
-        self.labels = _model_labels(self.models)
-        self.identities = model_identities(self.models)
+        self.role_models = parse_model_options(request.models, self.roles)
+        self.model_labels = _model_labels(self.role_models)
+        self.identities = model_identities(self.role_models)
         self.arms = _arms(request, self.suite)
         self.progress = progress
         base = CacheOnly() if request.cache_only else base  # (no model is built, so none need be installed)
-        specs = list(dict.fromkeys(self.models.spec(name) for name in self.roles))
+        specs = list(dict.fromkeys(self.role_models.spec(name) for name in self.roles))
         if base is None and request.executor == "local" and not request.report_only:
             for spec in specs:  # (Ray workers may hold extras and keys the driver lacks; a report calls nothing)
                 spec.check()
@@ -305,7 +305,7 @@ class PreparedComparison:
         except ConfigError:
             self.close()
             raise
-        self.result = Comparison(request, self.suite, self.arms, self.labels, role_models=self.models)
+        self.result = Comparison(request, self.suite, self.arms, self.model_labels, role_models=self.role_models)
         if request.cache_only:
             self._check_cached_models()
         if request.report_only and not self._anything_to_report():
@@ -327,12 +327,12 @@ class PreparedComparison:
         if self.store.rows(self.suite.key, keys, [i.id for i in self.suite.items]):
             return
         named = [r.label for r in self.arms] + [r.spec for r in self.arms]  # (rows from before specs were stored)
-        used = [m for m in self.store.models_used(self.suite.key, named) if m != self.labels]
+        used = [m for m in self.store.models_used(self.suite.key, named) if m != self.model_labels]
         if used:
             self.close()
             raise ConfigError(
                 f"--cache-only: the rows of {self.request.suite} in {self.request.out} were computed with "
-                f"{describe_models(used[0])}, not {describe_models(self.labels)}; to replay them, give "
+                f"{describe_models(used[0])}, not {describe_models(self.model_labels)}; to replay them, give "
                 f"{model_flags(used[0])}"
             )
 
@@ -358,7 +358,7 @@ class PreparedComparison:
             shutil.rmtree(folder, ignore_errors=True)
 
     def _key(self, compared: ComparedArm) -> str:
-        return arm_key(compared.arm.name, compared.arm.settings, self.labels)
+        return arm_key(compared.arm.name, compared.arm.settings, self.model_labels)
 
     async def run(self) -> Comparison:
         try:
@@ -392,7 +392,7 @@ class PreparedComparison:
         items = {i.id: i for i in self.suite.items}
         meter = Meter()
         clients = ClientFactory(EndpointLimits(self.request.concurrency), None, self.base)  # an LLM judge's calls
-        ctx = RowContext(self.models, clients, meter, seed=self.request.seed, sandbox=self.sandbox)
+        ctx = RowContext(self.role_models, clients, meter, seed=self.request.seed, sandbox=self.sandbox)
         for number, row in enumerate(self.result.rows):
             if row.status != "done" or row.score is None:
                 continue
@@ -458,7 +458,7 @@ class PreparedComparison:
     def _job(self, item: Item, compared: ComparedArm) -> Job:
         return Job(
             suite=self.suite.key, item=item, arm=compared.arm, label=compared.label, key=compared.key,
-            models=self.models, labels=self.labels, seed=self.request.seed,
+            role_models=self.role_models, model_labels=self.model_labels, seed=self.request.seed,
         )  # fmt: skip
 
     def _finish(self, outcome: RowOutcome) -> None:
