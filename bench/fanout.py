@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import summary
-from moot.harness import CompareOptions
+from moot.harness import CompareRequest
 from moot.harness.jobs._runner import prepare_comparison
 from moot.testing import DeterministicModel
 
@@ -52,13 +52,13 @@ class _Clock:
 
 async def sweep(suite: Path, out: Path, executor: str) -> dict[str, float]:
     """One fresh comparison (results file, cache and executor set-up included): first row, steady and overall rate."""
-    options = CompareOptions(
+    request = CompareRequest(
         suite=str(suite), arms=["single"], models=["scripted:bench-zero"], out=out, concurrency=CONCURRENCY,
         executor=executor, ray_cpus_per_job=0.5,
     )  # fmt: skip
     clock = _Clock()
     start = time.perf_counter()
-    runner = prepare_comparison(options, progress=clock)
+    runner = prepare_comparison(request, progress=clock)
     try:
         comparison = await runner.run()
     finally:

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
-from moot.errors import MootError
+from moot.errors import ConfigError, MootError
 
-__all__ = ["former_function", "former_keywords", "warn_renamed"]
+__all__ = ["former_function", "former_key", "former_keywords", "warn_renamed"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
+V = TypeVar("V")
 
 
 def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -35,7 +36,8 @@ def former_keywords(**renamed: str) -> Callable[[T], T]:
 
     def decorate(target: T) -> T:
         if not isinstance(target, type):
-            return _taking_former(target, target.__qualname__, renamed)  # type: ignore[return-value]
+            owner = target.__qualname__.removesuffix(".__init__")  # a class's __init__: the class is called
+            return _taking_former(target, owner, renamed)  # type: ignore[return-value]
         target.__init__ = _taking_former(target.__init__, target.__name__, renamed)  # type: ignore[misc]
         for old, new in renamed.items():
             setattr(target, old, _former_attribute(target.__name__, old, new))
@@ -88,3 +90,14 @@ def former_function(old: str, function: Callable[P, R]) -> Callable[P, R]:
 
     call.__name__ = call.__qualname__ = old
     return call
+
+
+def former_key(data: Mapping[str, V], old: str, new: str, *, where: str, stacklevel: int = 3) -> dict[str, V]:
+    """``data`` (a file's fields, a spec's parameters) with a value given under the former key ``old`` moved to
+    ``new``, warning (``where`` names what holds the key); giving both is a ConfigError, as any repeated key is."""
+    if old not in data:
+        return dict(data)
+    if new in data:
+        raise ConfigError(f"{where}: give {new} once ({old} is its former name)")
+    warn_renamed(f"{where}: {old}", new, stacklevel=stacklevel)
+    return {(new if key == old else key): value for key, value in data.items()}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.harness import CompareOptions, run_comparison
+from moot.harness import CompareRequest, run_comparison
 from moot.harness.suites._selectors import parse_spec
 from moot.harness.suites._suites import SUITE_FORMS
 
@@ -57,8 +57,8 @@ def test_a_committed_report_replays_its_rows_from_its_cache(folder, tmp_path):
     copy = tmp_path / folder.name
     shutil.copytree(folder, copy)
     suite = _first_items(json.loads((folder / "summary.json").read_text())["suite"], ITEMS)
-    options = CompareOptions(suite=suite, arms=_arms(folder / "results.sqlite3"), out=copy, rerun=True, cache_only=True)
-    comparison = asyncio.run(run_comparison(options))
+    request = CompareRequest(suite=suite, arms=_arms(folder / "results.sqlite3"), out=copy, rerun=True, cache_only=True)
+    comparison = asyncio.run(run_comparison(request))
     items = {row.item for row in comparison.rows}
     assert comparison.missed == 0, f"{comparison.missed} rows need a call {folder.name}'s cache does not hold"
     assert comparison.meter.billed_calls == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.errors import ConfigError
-from moot.harness import CompareOptions, run_comparison
+from moot.harness import CompareRequest, run_comparison
 from moot.harness.arms._arm import canonical_spec
 from moot.harness.arms._team_arms import DebateArm
 from moot.harness.suites._choices import choices_to_rotate, listed_choices
@@ -45,7 +45,7 @@ def test_listed_choices_are_found_in_every_usual_lettering_and_rotate_by_content
 
 
 @pytest.mark.parametrize(
-    "task, options",
+    "task, choices",
     [
         ("Is the Sun a star?", ("Yes", "No")),  # a closed set the question does not list
         ("Pick: A) one B) two C) three", ABCD),  # D is missing
@@ -54,8 +54,8 @@ def test_listed_choices_are_found_in_every_usual_lettering_and_rotate_by_content
         ("Pick: A) one B) two C) three D) four", ()),  # no answer set at all
     ],
 )
-def test_a_question_that_does_not_list_each_choice_once_in_order_is_left_as_asked(task, options):
-    assert listed_choices(task, options) is None
+def test_a_question_that_does_not_list_each_choice_once_in_order_is_left_as_asked(task, choices):
+    assert listed_choices(task, choices) is None
 
 
 def _mc_suite(tmp_path: Path) -> Path:
@@ -89,8 +89,8 @@ def _solver(lean: bool):
 def _rows(tmp_path: Path, lean: bool, arms: list[str]):
     model = PromptModel(f"mc-{lean}", _solver(lean)).register()
     try:
-        opts = CompareOptions(
-            suite=f"{_mc_suite(tmp_path)}?options=A,B,C,D", arms=arms, models=[model.spec], out=tmp_path / "out"
+        opts = CompareRequest(
+            suite=f"{_mc_suite(tmp_path)}?choices=A,B,C,D", arms=arms, models=[model.spec], out=tmp_path / "out"
         )
         return {(r.item, r.arm): r for r in asyncio.run(run_comparison(opts)).rows}
     finally:
@@ -115,7 +115,7 @@ def test_a_lean_on_one_label_splits_a_rotated_vote_and_decides_an_asked_one(tmp_
 
 
 def test_rotated_choices_are_refused_where_they_cannot_apply(tmp_path):
-    mc = load_suite(f"{_mc_suite(tmp_path)}?options=A,B,C,D")
+    mc = load_suite(f"{_mc_suite(tmp_path)}?choices=A,B,C,D")
     with pytest.raises(ConfigError, match=r"needs opening=solver and rounds=1 \(given opening=solver, rounds=3\)"):
         DebateArm({"choice_order": "rotated", "opening": "solver", "rounds": "3"}).check(mc)
     with pytest.raises(ConfigError, match=r"needs opening=solver and rounds=1 \(given opening=expert, rounds=1\)"):
@@ -132,7 +132,7 @@ def test_rotated_choices_are_refused_where_they_cannot_apply(tmp_path):
 
 
 def test_each_closed_kind_takes_its_own_defaults_and_a_default_never_asks_what_an_option_given_forbids(tmp_path):
-    mc = load_suite(f"{_mc_suite(tmp_path)}?options=A,B,C,D")
+    mc = load_suite(f"{_mc_suite(tmp_path)}?choices=A,B,C,D")
     assert mc.answer_kind == "multiple_choice"
     arm = DebateArm()
     arm.check(mc)
@@ -144,8 +144,8 @@ def test_each_closed_kind_takes_its_own_defaults_and_a_default_never_asks_what_a
         assert arm.config.choice_order == "asked" and "choice_order=asked" in canonical_spec(arm)
     yes_no = tmp_path / "yes-no.jsonl"
     yes_no.write_text(json.dumps({"id": "y", "input": "Is 4 even?", "answer": "Yes"}) + "\n")
-    closed = load_suite(f"{yes_no}?options=Yes,No")
-    assert closed.answer_kind == "options"
+    closed = load_suite(f"{yes_no}?choices=Yes,No")
+    assert closed.answer_kind == "choices"
     arm = DebateArm()
     arm.check(closed)
     assert (arm.config.opening, arm.config.rounds, arm.config.choice_order) == ("solver", 1, "rotated")
@@ -190,7 +190,7 @@ def test_rotated_yes_no_experts_answer_letters_and_vote_with_yes_or_no(tmp_path)
 
     model = PromptModel("yn-rotated", reply).register()
     try:
-        opts = CompareOptions(suite=f"{path}?options=Yes,No", arms=["debate"], models=[model.spec], out=tmp_path / "o")
+        opts = CompareRequest(suite=f"{path}?choices=Yes,No", arms=["debate"], models=[model.spec], out=tmp_path / "o")
         (row,) = asyncio.run(run_comparison(opts)).rows
     finally:
         model.unregister()

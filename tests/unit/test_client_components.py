@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from moot import ModelSpec
 from moot.cli import app
 from moot.errors import ConfigError
-from moot.harness import CompareOptions, run_comparison
+from moot.harness import CompareRequest, run_comparison
 from moot.harness.jobs._calls import CallCache, ClientFactory, EndpointLimits, endpoint_of, spec_label
 from moot.models import DelegatingClient, Meter, RetryingClient
 from moot.models._deterministic import DeterministicModel
@@ -154,7 +154,7 @@ def test_a_bad_component_config_is_one_line(given, message):
         ("component:client.txt", r"a client component file must end in \.json, \.yaml, \.yml"),
         ("component:{not json", r"the inline client component is not valid JSON"),
         ("client.json", r"unknown provider 'client\.json'.*given as component:client\.json"),
-        ('component:{"provider": "a.B", "config": {}}?model=x', r"unknown option 'model'"),
+        ('component:{"provider": "a.B", "config": {}}?model=x', r"unknown parameter 'model'"),
     ],
 )
 def test_a_bad_component_spec_string_is_one_line(text, message):
@@ -422,11 +422,11 @@ def test_a_compare_row_keyed_by_a_component_replays_from_the_cache(tmp_path):
         generator = own(script="component-sums", agent="solver")  # no model_info: the cache keeps it
         models = [script.spec, "generator=component:" + json.dumps(generator)]
         out = tmp_path / "out"
-        first = asyncio.run(run_comparison(CompareOptions(suite=str(sums), arms=["single"], models=models, out=out)))
+        first = asyncio.run(run_comparison(CompareRequest(suite=str(sums), arms=["single"], models=models, out=out)))
         assert first.computed == 3 and first.failed == 0 and ScriptComponent.calls == 3
         assert {row.score for row in first.rows} == {1.0}
         built, script.calls = len(ScriptComponent.built), 0
-        replay_options = CompareOptions(
+        replay_options = CompareRequest(
             suite=str(sums), arms=["single"], models=models, out=out, rerun=True, cache_only=True
         )
         again = asyncio.run(run_comparison(replay_options))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from moot.errors import ConfigError
-from moot.harness import CompareOptions, run_comparison
+from moot.harness import CompareRequest, run_comparison
 from moot.harness.jobs._call_store import CALLS_FILE, CallFile
 from moot.harness.jobs._compact import Compacted, compact_folder
 from moot.tracing import TRACES_FILE, JsonlSink, TraceArchive
@@ -28,12 +28,12 @@ def model():
     built.unregister()
 
 
-def options(tmp_path: Path, out: Path, model: PromptModel, **extra) -> CompareOptions:
+def compare_request(tmp_path: Path, out: Path, model: PromptModel, **extra) -> CompareRequest:
     suite = write_sums(tmp_path / "sums.jsonl", 3)
-    return CompareOptions(suite=str(suite), arms=ARMS, models=[model.spec], out=out, **extra)
+    return CompareRequest(suite=str(suite), arms=ARMS, models=[model.spec], out=out, **extra)
 
 
-def run(opts: CompareOptions):
+def run(opts: CompareRequest):
     return asyncio.run(run_comparison(opts))
 
 
@@ -61,7 +61,7 @@ def old_layout(out: Path) -> tuple[int, int]:
 
 def test_a_comparison_keeps_one_cache_file_and_one_trace_file_with_every_rows_traces(tmp_path, model):
     out = tmp_path / "out"
-    comparison = run(options(tmp_path, out, model))
+    comparison = run(compare_request(tmp_path, out, model))
     assert [p.name for p in (out / "cache").iterdir()] == [CALLS_FILE]
     assert not (out / "traces").exists()
     held = {e.trace_id for e in TraceArchive(out / TRACES_FILE).scan().events}
@@ -71,15 +71,15 @@ def test_a_comparison_keeps_one_cache_file_and_one_trace_file_with_every_rows_tr
 
 def test_an_old_folder_replays_as_it_is_and_after_compacting_with_no_call(tmp_path, model):
     out = tmp_path / "out"
-    first = run(options(tmp_path, out, model))
+    first = run(compare_request(tmp_path, out, model))
     specs, traces = old_layout(out)
     assert specs > 1 and traces == len({t for row in first.rows for t in row.trace_ids}) > 0
     model.calls = 0
-    as_is = run(options(tmp_path, shutil.copytree(out, tmp_path / "as-is"), model, rerun=True, cache_only=True))
+    as_is = run(compare_request(tmp_path, shutil.copytree(out, tmp_path / "as-is"), model, rerun=True, cache_only=True))
     assert as_is.replayed == as_is.computed == len(first.rows) and as_is.missed == 0
     assert len(list((tmp_path / "as-is" / "traces").glob("*.jsonl"))) == traces  # an old folder's files are left
 
-    compacted = run(options(tmp_path, out, model, rerun=True, cache_only=True, compact=True))
+    compacted = run(compare_request(tmp_path, out, model, rerun=True, cache_only=True, compact=True))
     assert compacted.replayed == compacted.computed == len(first.rows) and compacted.missed == 0
     assert model.calls == 0 and as_is.meter.billed_calls == compacted.meter.billed_calls == 0
     assert [p.name for p in (out / "cache").iterdir()] == [CALLS_FILE] and not (out / "traces").exists()
@@ -89,7 +89,7 @@ def test_an_old_folder_replays_as_it_is_and_after_compacting_with_no_call(tmp_pa
 
 def test_compacting_again_copies_nothing_twice(tmp_path, model):
     out = tmp_path / "out"
-    run(options(tmp_path, out, model))
+    run(compare_request(tmp_path, out, model))
     specs, traces = old_layout(out)
     done = compact_folder(out, out / "cache")
     assert (done.specs, done.traces, done.entries) == (specs, traces, model.calls + specs)  # (+ each model_info)
@@ -100,7 +100,7 @@ def test_compacting_again_copies_nothing_twice(tmp_path, model):
 
 def test_an_entry_that_does_not_copy_deletes_nothing_and_is_refused_in_one_line(tmp_path, model):
     out = tmp_path / "out"
-    run(options(tmp_path, out, model))
+    run(compare_request(tmp_path, out, model))
     old_layout(out)
     spec = next(p for p in (out / "cache").iterdir() if p.is_dir())
     with sqlite3.connect(spec / CALLS_FILE) as db:  # a key no store takes (longer than any AutoGen writes)

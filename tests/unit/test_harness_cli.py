@@ -163,7 +163,7 @@ def test_a_suite_dry_runs_on_the_built_in_test_model(tmp_path):
     suite = tmp_path / "mixed.jsonl"
     suite.write_text(
         '{"input": "What is 2+3?", "answer": "5", "scoring": "numeric"}\n'
-        '{"question": "Is 7 prime?", "answer": "Yes", "options": ["Yes", "No"]}\n'
+        '{"question": "Is 7 prime?", "answer": "Yes", "choices": ["Yes", "No"]}\n'
     )
     out = tmp_path / "out"
     result = invoke(str(suite), "--model", "scripted:deterministic", "--out", str(out))
@@ -327,18 +327,18 @@ def test_a_cache_only_replay_without_the_rows_model_names_it_in_one_line(tmp_pat
 
 def test_the_resume_command_is_the_same_command_with_its_out():
     from moot.harness._cli import compare_command
-    from moot.harness.jobs._runner import CompareOptions
+    from moot.harness.jobs._runner import CompareRequest
 
-    options = CompareOptions(
+    compared = CompareRequest(
         suite="my suite.jsonl[:5]", arms=["single", "debate?experts=3"], models=["local", "judge=openai:gpt-4o"],
         out=Path("o u t"), concurrency=4, k=None, cache=Path("c"), rerun=True, seed=7,
     )  # fmt: skip
-    command = compare_command(options)
+    command = compare_command(compared)
     assert command == (
         "moot compare 'my suite.jsonl[:5]' --arms 'single,debate?experts=3' --model local --model "
         "judge=openai:gpt-4o --out 'o u t' --concurrency 4 --cache c --rerun --seed 7"
     )
-    assert compare_command(CompareOptions(suite="s.jsonl", arms=["single"], out=Path("o"), use_cache=False)) == (
+    assert compare_command(CompareRequest(suite="s.jsonl", arms=["single"], out=Path("o"), use_cache=False)) == (
         "moot compare s.jsonl --arms single --out o --no-cache"
     )
 
@@ -350,16 +350,16 @@ def test_progress_at_a_terminal_has_a_bar_per_arm_with_count_rate_and_eta(tmp_pa
 
     from moot.boundary import TerminalConsole
     from moot.harness._cli import PROGRESS_COLUMNS, _Bar
-    from moot.harness.jobs._runner import CompareOptions, run_comparison
+    from moot.harness.jobs._runner import CompareRequest, run_comparison
 
     suite = write_sums(tmp_path / "sums.jsonl", 3)
     screen = io.StringIO()
     console = TerminalConsole(file=screen, force_terminal=True, width=100, color_system=None)
-    options = CompareOptions(suite=str(suite), arms=["single", "reflection"], models=["scripted:deterministic"],
+    compared = CompareRequest(suite=str(suite), arms=["single", "reflection"], models=["scripted:deterministic"],
                              out=tmp_path / "out")  # fmt: skip
     with Progress(*PROGRESS_COLUMNS, console=console, auto_refresh=False) as progress:
         bar = _Bar(progress)
-        asyncio.run(run_comparison(options, progress=bar))
+        asyncio.run(run_comparison(compared, progress=bar))
         counts = {task.description.replace(" ", ""): (task.completed, task.total) for task in progress.tasks}
         progress.refresh()
     assert counts == {"single": (3, 3), "reflection": (3, 3), "[bold]allarms[/]": (6, 6)}
@@ -368,7 +368,7 @@ def test_progress_at_a_terminal_has_a_bar_per_arm_with_count_rate_and_eta(tmp_pa
         assert text in shown, shown
     # a second invocation finds every row finished: its bars start full, and no rate is made up
     with Progress(*PROGRESS_COLUMNS, console=console, auto_refresh=False) as progress:
-        asyncio.run(run_comparison(options, progress=_Bar(progress)))
+        asyncio.run(run_comparison(compared, progress=_Bar(progress)))
         assert [(t.completed, t.total, t.fields["before"]) for t in progress.tasks] == [(3, 3, 3)] * 2 + [(6, 6, 6)]
 
 

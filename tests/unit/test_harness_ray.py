@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from moot.errors import ConfigError
-from moot.harness import CompareOptions, ResultRow, build_report, run_comparison
+from moot.harness import CompareRequest, ResultRow, build_report, run_comparison
 from moot.harness.jobs._runner import prepare_comparison
 from moot.tracing import TRACES_FILE, TraceArchive
 from tests.unit.test_harness_support import PromptModel, arithmetic, write_sums
@@ -54,12 +54,12 @@ def model():
         built.unregister()
 
 
-def options(suite: Path, out: Path, m: PromptModel, **extra) -> CompareOptions:
+def compare_request(suite: Path, out: Path, m: PromptModel, **extra) -> CompareRequest:
     arms, models = extra.pop("arms", ARMS), extra.pop("models", [m.spec])
-    return CompareOptions(suite=str(suite), arms=arms, models=models, out=out, **extra)
+    return CompareRequest(suite=str(suite), arms=arms, models=models, out=out, **extra)
 
 
-def sweep(opts: CompareOptions):
+def sweep(opts: CompareRequest):
     """Run a comparison and keep its executor, to read what it retried."""
     runner = prepare_comparison(opts)
     try:
@@ -81,8 +81,8 @@ def report_numbers(comparison) -> dict:
 def test_local_and_ray_executors_give_identical_rows_and_report_numbers(local_ray, tmp_path, model):
     sums = write_sums(tmp_path / "sums.jsonl", 6)
     m = model("ray-same")
-    local, _ = sweep(options(sums, tmp_path / "local", m))
-    on_ray, executor = sweep(options(sums, tmp_path / "ray", m, executor="ray"))
+    local, _ = sweep(compare_request(sums, tmp_path / "local", m))
+    on_ray, executor = sweep(compare_request(sums, tmp_path / "ray", m, executor="ray"))
     assert len(on_ray.rows) == 6 * len(ARMS) and on_ray.failed == 0 and executor.retried == 0
     assert stable(on_ray.rows) == stable(local.rows)
     assert report_numbers(on_ray) == report_numbers(local)
@@ -94,16 +94,20 @@ def test_local_and_ray_executors_give_identical_rows_and_report_numbers(local_ra
 def test_a_ray_sweep_resumes_and_replays_from_the_cache_with_zero_calls(local_ray, tmp_path, model):
     sums, out = write_sums(tmp_path / "sums.jsonl", 4), tmp_path / "out"
     m = model("ray-replay")
-    first, _ = sweep(options(sums, out, m, arms=["single", "debate"], executor="ray"))
-    again, _ = sweep(options(sums, out, m, arms=["single", "debate"], executor="ray"))
+    first, _ = sweep(compare_request(sums, out, m, arms=["single", "debate"], executor="ray"))
+    again, _ = sweep(compare_request(sums, out, m, arms=["single", "debate"], executor="ray"))
     assert again.computed == 0 and again.reused == 8 and again.meter.calls == 0  # resumed: nothing left to do
-    replay, _ = sweep(options(sums, out, m, arms=["single", "debate"], executor="ray", rerun=True))
+    replay, _ = sweep(compare_request(sums, out, m, arms=["single", "debate"], executor="ray", rerun=True))
     assert replay.replayed == 8 and replay.meter.billed_calls == 0 and replay.meter.calls == first.meter.calls > 0
-    local_replay, _ = sweep(options(sums, out, m, arms=["single", "debate"], rerun=True))  # the same cache, locally
+    local_replay, _ = sweep(
+        compare_request(sums, out, m, arms=["single", "debate"], rerun=True)
+    )  # the same cache, locally
     assert local_replay.replayed == 8 and local_replay.meter.billed_calls == 0
-    checked, _ = sweep(options(sums, out, m, arms=["single", "debate"], executor="ray", rerun=True, cache_only=True))
+    checked, _ = sweep(
+        compare_request(sums, out, m, arms=["single", "debate"], executor="ray", rerun=True, cache_only=True)
+    )
     assert checked.replayed == 8 and checked.missed == 0
-    empty = options(sums, out, m, arms=["single", "debate"], executor="ray", rerun=True, cache_only=True,
+    empty = compare_request(sums, out, m, arms=["single", "debate"], executor="ray", rerun=True, cache_only=True,
                     cache=tmp_path / "empty")  # fmt: skip
     missed, _ = sweep(empty)  # the workers' clients refuse too: with no cache, nothing is answered
     assert missed.missed == 8 and missed.computed == 0
@@ -112,7 +116,9 @@ def test_a_ray_sweep_resumes_and_replays_from_the_cache_with_zero_calls(local_ra
 def test_calls_are_bounded_per_endpoint_across_ray_workers(local_ray, tmp_path, model):
     sums = write_sums(tmp_path / "sums.jsonl", 4)
     m = model("ray-bounded")
-    opts = options(sums, tmp_path / "out", m, arms=["self-consistency?k=4", "debate"], concurrency=2, executor="ray")
+    opts = compare_request(
+        sums, tmp_path / "out", m, arms=["self-consistency?k=4", "debate"], concurrency=2, executor="ray"
+    )
     comparison, executor = sweep(opts)
     assert comparison.failed == 0
     assert executor.peak_calls == {"scripted:ray-bounded": 2}
@@ -150,7 +156,7 @@ def always_dies(item: str):
 def test_a_killed_worker_loses_only_its_job_which_is_retried_once(local_ray, tmp_path, model):
     sums = write_sums(tmp_path / "sums.jsonl", 4)
     m = model("ray-killed", dies_once(tmp_path / "killed", "What is 2 + 4?"))
-    comparison, executor = sweep(options(sums, tmp_path / "out", m, arms=["single", "debate"], executor="ray"))
+    comparison, executor = sweep(compare_request(sums, tmp_path / "out", m, arms=["single", "debate"], executor="ray"))
     assert (tmp_path / "killed").exists() and executor.retried == 1
     assert comparison.failed == 0 and len(comparison.rows) == 8
     assert all(r.status == "done" for r in comparison.rows)
@@ -160,12 +166,12 @@ def test_a_killed_worker_loses_only_its_job_which_is_retried_once(local_ray, tmp
 def test_a_job_whose_worker_dies_twice_is_a_failed_row_with_the_reason_and_reruns(local_ray, tmp_path, model):
     sums, out = write_sums(tmp_path / "sums.jsonl", 3), tmp_path / "out"
     m = model("ray-doomed", always_dies("What is 1 + 2?"))
-    comparison, executor = sweep(options(sums, out, m, arms=["single"], executor="ray"))
+    comparison, executor = sweep(compare_request(sums, out, m, arms=["single"], executor="ray"))
     assert executor.retried == 1 and comparison.failed == 1 and comparison.computed == 2
     (lost,) = [r for r in comparison.rows if r.status == "error"]
     assert lost.item == "q1" and "Ray worker died on all 2 attempts" in lost.error
     healthy = model("ray-doomed")  # the same spec, the fault gone: the next run computes only the lost row
-    again, _ = sweep(options(sums, out, healthy, arms=["single"], executor="ray"))
+    again, _ = sweep(compare_request(sums, out, healthy, arms=["single"], executor="ray"))
     assert again.computed == 1 and again.reused == 2 and again.failed == 0
 
 
@@ -175,7 +181,7 @@ def test_a_configuration_error_on_a_worker_stops_the_sweep_with_its_message(loca
                                                           for i in range(3)))  # fmt: skip
     m = model("ray-bad")
     models = [m.spec, "judge=scripted:nowhere"]
-    opts = options(suite, tmp_path / "out", m, arms=["single"], models=models, executor="ray")
+    opts = compare_request(suite, tmp_path / "out", m, arms=["single"], models=models, executor="ray")
     with pytest.raises(ConfigError, match="no scripted model named 'nowhere'"):
         sweep(opts)
 
@@ -183,7 +189,7 @@ def test_a_configuration_error_on_a_worker_stops_the_sweep_with_its_message(loca
 def test_ray_only_options_are_refused_with_the_local_executor(tmp_path, model):
     sums = write_sums(tmp_path / "sums.jsonl", 2)
     with pytest.raises(ConfigError, match="--ray-address applies only with --executor ray"):
-        asyncio.run(run_comparison(options(sums, tmp_path / "out", model("x"), ray_address="auto")))
+        asyncio.run(run_comparison(compare_request(sums, tmp_path / "out", model("x"), ray_address="auto")))
     assert not (tmp_path / "out").exists()  # refused before anything was written
 
 
@@ -225,7 +231,7 @@ def test_without_ray_installed_the_ray_executor_says_which_extra_to_install(tmp_
     sums = write_sums(tmp_path / "sums.jsonl", 1)
     refusal = r"^--executor ray \(or use --executor local\) needs the 'ray' extra \(ray not installed\): "
     with pytest.raises(ConfigError, match=refusal + r"pip install 'moot\[ray\]'"):
-        prepare_comparison(options(sums, tmp_path / "out", model("no-ray"), executor="ray"))
+        prepare_comparison(compare_request(sums, tmp_path / "out", model("no-ray"), executor="ray"))
     assert not (tmp_path / "out").exists()
 
 
@@ -235,7 +241,7 @@ def test_a_job_carries_the_name_of_the_key_variable_never_the_key(tmp_path, monk
     monkeypatch.setenv("MOOT_TEST_SECRET", "sk-do-not-ship-me")
     sums = write_sums(tmp_path / "sums.jsonl", 1)
     spec = "openai:gpt-4o-mini?api_key_env=MOOT_TEST_SECRET"
-    runner = prepare_comparison(CompareOptions(suite=str(sums), arms=["debate"], models=[spec], out=tmp_path / "out"))
+    runner = prepare_comparison(CompareRequest(suite=str(sums), arms=["debate"], models=[spec], out=tmp_path / "out"))
     try:
         run = runner.arms[0]
         run.key = runner._key(run)
@@ -248,8 +254,8 @@ def test_a_job_carries_the_name_of_the_key_variable_never_the_key(tmp_path, monk
 def test_a_report_of_a_ray_sweep_starts_no_cluster(local_ray, tmp_path, model, monkeypatch):
     sums, out = write_sums(tmp_path / "sums.jsonl", 2), tmp_path / "out"
     m = model("ray-report")
-    sweep(options(sums, out, m, arms=["single"], executor="ray"))
+    sweep(compare_request(sums, out, m, arms=["single"], executor="ray"))
     monkeypatch.setitem(__import__("sys").modules, "ray", None)  # no Ray at all: a report must not need it
-    report, executor = sweep(options(sums, out, m, arms=["single"], executor="ray", report_only=True))
+    report, executor = sweep(compare_request(sums, out, m, arms=["single"], executor="ray", report_only=True))
     assert type(executor).__name__ == "LocalExecutor"
     assert report.computed == 0 and report.reused == 2 and len(report.rows) == 2

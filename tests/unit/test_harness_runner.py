@@ -12,7 +12,7 @@ import pytest
 from moot.errors import ConfigError
 from moot.harness import (
     Attempt,
-    CompareOptions,
+    CompareRequest,
     ResultRow,
     build_report,
     register_arm,
@@ -50,11 +50,11 @@ def model(request):
         built.unregister()
 
 
-def options(suite: Path | str, out: Path, model: PromptModel, arms=ARMS, **extra) -> CompareOptions:
-    return CompareOptions(suite=str(suite), arms=list(arms), models=[model.spec], out=out, **extra)
+def compare_request(suite: Path | str, out: Path, model: PromptModel, arms=ARMS, **extra) -> CompareRequest:
+    return CompareRequest(suite=str(suite), arms=list(arms), models=[model.spec], out=out, **extra)
 
 
-def run(opts: CompareOptions, **kwargs):
+def run(opts: CompareRequest, **kwargs):
     return asyncio.run(run_comparison(opts, **kwargs))
 
 
@@ -64,7 +64,7 @@ def by_key(rows: list[ResultRow]) -> dict[tuple[str, str], ResultRow]:
 
 def test_every_item_times_every_arm_is_one_row_with_usage_and_a_score(sums, tmp_path, model):
     m = model(wrong={2})  # every agent is off by one on "What is 2 + 4?"
-    comparison = run(options(sums, tmp_path / "out", m))
+    comparison = run(compare_request(sums, tmp_path / "out", m))
     rows = by_key(comparison.rows)
     assert len(rows) == 4 * len(ARMS) and comparison.computed == 16 and comparison.failed == 0
     assert rows[("q1", "single")].answer == "3" and rows[("q1", "single")].score == 1.0
@@ -85,7 +85,7 @@ def test_every_item_times_every_arm_is_one_row_with_usage_and_a_score(sums, tmp_
 def test_rows_are_written_to_sqlite_as_they_finish(sums, tmp_path, model):
     import sqlite3
 
-    comparison = run(options(sums, tmp_path / "out", model(), arms=["single"]))
+    comparison = run(compare_request(sums, tmp_path / "out", model(), arms=["single"]))
     with sqlite3.connect(comparison.results_path) as db:
         stored = db.execute("SELECT item, arm, status, score, model_calls FROM rows ORDER BY item").fetchall()
     assert stored == [(f"q{i}", "single", "done", 1.0, 1) for i in range(4)]
@@ -94,14 +94,14 @@ def test_rows_are_written_to_sqlite_as_they_finish(sums, tmp_path, model):
 def test_a_compare_that_failed_midway_resumes_with_only_the_missing_rows(sums, tmp_path, model):
     out = tmp_path / "out"
     broken = model("flaky", fail_after=9)
-    first = run(options(sums, out, broken))
+    first = run(compare_request(sums, out, broken))
     assert 0 < first.computed < 16 and first.failed == 16 - first.computed
     errors = [r for r in first.rows if r.status == "error"]
     assert errors and all("went away" in (r.error or "") for r in errors)
     finished = {(r.item, r.arm): r.finished_at for r in first.rows if r.status == "done"}
 
     broken.fail_after, broken.calls = None, 0  # the endpoint is back
-    second = run(options(sums, out, broken))
+    second = run(compare_request(sums, out, broken))
     assert second.reused == len(finished) and second.computed == 16 - len(finished) and second.failed == 0
     rows = by_key(second.rows)
     assert all(rows[key].finished_at == stamp for key, stamp in finished.items())  # not recomputed
@@ -127,8 +127,8 @@ def test_an_interrupted_compare_keeps_its_rows_and_resumes(sums, tmp_path, model
                 raise KeyboardInterrupt  # Ctrl-C between two rows
 
     with pytest.raises(KeyboardInterrupt):
-        run(options(sums, out, m, arms=["single", "reflection"]), progress=StopAfter(3))
-    resumed = run(options(sums, out, m, arms=["single", "reflection"]))
+        run(compare_request(sums, out, m, arms=["single", "reflection"]), progress=StopAfter(3))
+    resumed = run(compare_request(sums, out, m, arms=["single", "reflection"]))
     assert resumed.reused == 3 and resumed.computed == 5 and len(resumed.rows) == 8
 
 
@@ -137,18 +137,18 @@ def test_a_finished_comparison_replays_from_the_cache_with_zero_model_calls(sums
 
     out = tmp_path / "out"
     m = model(wrong={1})
-    first = run(options(sums, out, m))
+    first = run(compare_request(sums, out, m))
     assert m.calls > 0 and first.meter.billed_calls == m.calls
     m.calls = 0
 
-    replay = run(options(sums, out, m, rerun=True))  # recompute every row, through the cache
+    replay = run(compare_request(sums, out, m, rerun=True))  # recompute every row, through the cache
     assert m.calls == 0 and replay.meter.billed_calls == 0
     assert replay.computed == replay.replayed == 16 and replay.meter.calls == first.meter.calls  # same logical work
     # the replay agreed with every stored row, so the rows keep what the paid run measured, and say who replayed them
     assert all(r.metrics.pop("replayed_at") == code_version() for r in replay.rows)
     assert by_key(replay.rows) == by_key(first.rows)
 
-    elsewhere = run(options(sums, tmp_path / "fresh", m, cache=out / "cache"))  # a new results file, same cache
+    elsewhere = run(compare_request(sums, tmp_path / "fresh", m, cache=out / "cache"))  # a new results file, same cache
     assert m.calls == 0 and elsewhere.computed == 16 and elsewhere.meter.billed_calls == 0
     before = by_key(first.rows)
     for key, row in by_key(elsewhere.rows).items():  # same answers and logical work, nothing billed
@@ -163,8 +163,8 @@ def test_a_finished_comparison_replays_from_the_cache_with_zero_model_calls(sums
 def test_a_changed_model_spec_never_reuses_rows(sums, tmp_path, model):
     out = tmp_path / "out"
     m = model()
-    run(options(sums, out, m, arms=["single"]))
-    hotter = CompareOptions(suite=str(sums), arms=["single"], models=[f"{m.spec}@0.9"], out=out)
+    run(compare_request(sums, out, m, arms=["single"]))
+    hotter = CompareRequest(suite=str(sums), arms=["single"], models=[f"{m.spec}@0.9"], out=out)
     again = run(hotter)
     assert again.reused == 0 and again.computed == 4
 
@@ -172,7 +172,7 @@ def test_a_changed_model_spec_never_reuses_rows(sums, tmp_path, model):
 def test_compute_matched_sizes_self_consistency_to_the_debate_calls(tmp_path, model):
     suite = write_sums(tmp_path / "sums.jsonl", 4)
     m = model(stubborn=True)  # expert_3 never agrees: every debate runs both rounds
-    opts = options(suite, tmp_path / "out", m, arms=["debate", "self-consistency"], compute_matched=True)
+    opts = compare_request(suite, tmp_path / "out", m, arms=["debate", "self-consistency"], compute_matched=True)
     comparison = run(opts)
     debate = [r for r in comparison.rows if r.arm == "debate"]
     assert [r.model_calls for r in debate] == [7, 7, 7, 7]  # the held anchor's solver call, 2 experts x 3 rounds
@@ -188,7 +188,7 @@ def test_compute_matched_with_two_debate_arms_matches_the_first_listed(tmp_path,
     suite = write_sums(tmp_path / "sums.jsonl", 4)
     m = model(stubborn=True)
     arms = [f"{CLASSIC}&experts=4", "debate", "self-consistency"]
-    comparison = run(options(suite, tmp_path / "out", m, arms=arms, compute_matched=True))
+    comparison = run(compare_request(suite, tmp_path / "out", m, arms=arms, compute_matched=True))
     calls = {arm: [r.model_calls for r in comparison.rows if r.arm == arm] for arm in arms}
     assert calls["debate"] == [7, 7, 7, 7] and calls[f"{CLASSIC}&experts=4"] == [8, 8, 8, 8]  # 4 experts x 2 rounds
     assert comparison.matched_k == 8 and comparison.matched_to == f"{CLASSIC}&experts=4"
@@ -199,7 +199,7 @@ def test_compute_matched_with_two_debate_arms_matches_the_first_listed(tmp_path,
 
 def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_path, model):
     with pytest.raises(ConfigError, match="list both kinds"):
-        run(options(sums, tmp_path / "out", model(), arms=["single", "debate"], compute_matched=True))
+        run(compare_request(sums, tmp_path / "out", model(), arms=["single", "debate"], compute_matched=True))
 
 
 @pytest.mark.parametrize(
@@ -210,7 +210,7 @@ def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_pat
         (["debate?experts=1"], "arm 'debate': experts: Input should be greater than or equal to 2"),
         (
             ["debate?judges=2"],
-            "valid options: experts (default 3), rounds (default 3 (1 on a closed answer set) for short answers, "
+            "valid parameters: experts (default 3), rounds (default 3 (1 on a closed answer set) for short answers, "
             "2 for code)",
         ),
         (["debate?rebuttal_temperature=hot"], "rebuttal_temperature (default 0.7 for short answers, opened for"),
@@ -220,7 +220,7 @@ def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_pat
 def test_arms_that_cannot_run_are_refused_before_any_call(sums, tmp_path, model, arms, expected):
     m = model()
     with pytest.raises(ConfigError) as error:
-        run(options(sums, tmp_path / "out", m, arms=arms))
+        run(compare_request(sums, tmp_path / "out", m, arms=arms))
     assert expected in str(error.value) and m.calls == 0
 
 
@@ -228,8 +228,8 @@ def test_a_user_defined_arm_runs_like_a_built_in_one(sums, tmp_path, model):
     class Oracle:
         name = "oracle"
 
-        def __init__(self, options):
-            self.settings = dict(options)
+        def __init__(self, params):
+            self.settings = dict(params)
 
         def check(self, suite):
             pass
@@ -239,7 +239,7 @@ def test_a_user_defined_arm_runs_like_a_built_in_one(sums, tmp_path, model):
 
     register_arm("oracle", Oracle)
     try:
-        comparison = run(options(sums, tmp_path / "out", model(), arms=["oracle?style=smug", "single"]))
+        comparison = run(compare_request(sums, tmp_path / "out", model(), arms=["oracle?style=smug", "single"]))
     finally:
         unregister_arm("oracle")
     rows = [r for r in comparison.rows if r.arm == "oracle?style=smug"]
@@ -251,8 +251,8 @@ class Draws:
 
     name = "draws"
 
-    def __init__(self, options, k: int = 2):
-        self.k = int(options.get("k", k))
+    def __init__(self, params, k: int = 2):
+        self.k = int(params.get("k", k))
         self.settings = {"k": self.k}
 
     def with_k(self, k):
@@ -279,7 +279,7 @@ class Floor(Draws):
 def test_a_user_s_sampling_arm_is_sized_by_k_and_compute_matched(sums, tmp_path, model, sizing):
     register_arm("draws", Draws)
     try:
-        comparison = run(options(sums, tmp_path / "out", model(), arms=["debate", "draws"], **sizing))
+        comparison = run(compare_request(sums, tmp_path / "out", model(), arms=["debate", "draws"], **sizing))
     finally:
         unregister_arm("draws")
     drawn = {r.metrics["k"] for r in comparison.rows if r.arm.startswith("draws")}
@@ -289,7 +289,7 @@ def test_a_user_s_sampling_arm_is_sized_by_k_and_compute_matched(sums, tmp_path,
 def test_a_user_s_baseline_arm_is_what_a_chosen_variant_is_measured_against(sums, tmp_path, model):
     register_arm("floor", Floor)
     try:
-        comparison = run(options(sums, tmp_path / "out", model(wrong={1}), arms=["floor", "debate", "debate?rounds=2"]))
+        comparison = run(compare_request(sums, tmp_path / "out", model(wrong={1}), arms=["floor", "debate", "debate?rounds=2"]))
         report = build_report(comparison)
     finally:
         unregister_arm("floor")
@@ -336,12 +336,14 @@ def test_calls_in_flight_are_bounded_per_endpoint(sums, tmp_path, model):
         inner.create = limited_create
         return inner
 
-    run(options(sums, tmp_path / "out", m, arms=["self-consistency?k=4", "debate"], concurrency=2), clients=slow)
+    run(
+        compare_request(sums, tmp_path / "out", m, arms=["self-consistency?k=4", "debate"], concurrency=2), clients=slow
+    )
     assert state["peak"] == 2
 
 
 def test_the_report_has_per_arm_and_per_pair_statistics_and_writes_its_files(sums, tmp_path, model):
-    comparison = run(options(write_sums(tmp_path / "more.jsonl", 10), tmp_path / "out", model(wrong={1, 2, 3})))
+    comparison = run(compare_request(write_sums(tmp_path / "more.jsonl", 10), tmp_path / "out", model(wrong={1, 2, 3})))
     report = build_report(comparison)
     assert [a.label for a in report.arms] == ARMS and report.binary
     single = report.arms[0]
@@ -387,7 +389,7 @@ def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path,
         "reflection-tests?revision=continue",
         "reflection-tests",
     ]
-    comparison = run(options(suite, tmp_path / "out", m, arms=arms))
+    comparison = run(compare_request(suite, tmp_path / "out", m, arms=arms))
     rows = by_key(comparison.rows)
     assert rows[("double", "single")].score == 0.0  # x ** 2
     sc = rows[("double", "self-consistency?k=3")]
@@ -416,9 +418,9 @@ def test_code_suites_run_single_reflection_tests_and_vote_by_behaviour(tmp_path,
 def test_report_only_computes_nothing_and_reports_what_is_finished(sums, tmp_path, model):
     out = tmp_path / "out"
     m = model()
-    run(options(sums, out, m, arms=["single"]))
+    run(compare_request(sums, out, m, arms=["single"]))
     calls = m.calls
-    report_only = run(options(sums, out, m, arms=["single", "debate", "self-consistency"], compute_matched=True,
+    report_only = run(compare_request(sums, out, m, arms=["single", "debate", "self-consistency"], compute_matched=True,
                               report_only=True))  # fmt: skip
     assert m.calls == calls and report_only.computed == 0 and report_only.reused == 4
     assert report_only.matched_k is None  # no debate rows yet: nothing to match
@@ -445,7 +447,9 @@ def test_graded_scores_use_the_paired_permutation_test_and_a_registered_suite(tm
 
     register_suite("graded", build)
     try:
-        comparison = run(options("graded[:5]", tmp_path / "out", model(wrong={1, 3}), arms=["single", "debate"]))
+        comparison = run(
+            compare_request("graded[:5]", tmp_path / "out", model(wrong={1, 3}), arms=["single", "debate"])
+        )
     finally:
         unregister_suite("graded")
     report = build_report(comparison)
@@ -463,12 +467,12 @@ def test_llm_judge_calls_are_counted_apart_from_the_arm_and_cached(tmp_path, mod
                                                           for i in range(3)))  # fmt: skip
     m = model(wrong={2})
     out = tmp_path / "out"
-    first = run(options(suite, out, m, arms=["single"]))
+    first = run(compare_request(suite, out, m, arms=["single"]))
     assert [r.score for r in sorted(first.rows, key=lambda r: r.item)] == [1.0, 1.0, 0.0]
     assert all(r.model_calls == 1 and r.scoring_calls == 1 and r.scoring_billed_calls == 1 for r in first.rows)
     assert m.agents.count("judge") == 3
     m.calls = 0
-    replay = run(options(suite, out, m, arms=["single"], rerun=True))
+    replay = run(compare_request(suite, out, m, arms=["single"], rerun=True))
     assert m.calls == 0 and replay.meter.calls == 6 and replay.meter.billed_calls == 0 and replay.replayed == 3
 
 
@@ -503,16 +507,16 @@ def test_a_closed_answer_set_constrains_every_arm_and_scores_the_option_named(tm
 
     prompted = model("yesno", reply=reply)
     arms = ["single", "self-consistency?k=3", "reflection", "debate"]
-    rows = run(options(f"{path}?options=Yes,No", tmp_path / "out", prompted, arms=arms)).rows
+    rows = run(compare_request(f"{path}?choices=Yes,No", tmp_path / "out", prompted, arms=arms)).rows
     assert len(rows) == 12 and all(r.status == "done" and r.score == 1 for r in rows)
     assert constrained and all(constrained)
     assert len(lettered) == 6  # the debate's two sampled openings (solver calls) on each of the 3 items
 
 
 def test_option_scoring_compares_the_option_named_not_the_prose():
-    from moot.harness.suites._scorers import OptionMatch
+    from moot.harness.suites._scorers import ChoiceMatch
 
-    yes = OptionMatch("Yes", ("Yes", "No"))
+    yes = ChoiceMatch("Yes", ("Yes", "No"))
     item, ctx = None, None
     said = {
         "Yes": 1.0,
@@ -525,23 +529,23 @@ def test_option_scoring_compares_the_option_named_not_the_prose():
     }
     for answer, expected in said.items():
         assert asyncio.run(yes.score(item, answer, ctx)).value == expected, answer
-    letters = OptionMatch("C", ("A", "B", "C", "D"))
+    letters = ChoiceMatch("C", ("A", "B", "C", "D"))
     assert asyncio.run(letters.score(item, "C) 42", ctx)).value == 1.0
 
 
-def test_an_answer_outside_the_options_is_a_one_line_error(tmp_path):
+def test_an_answer_outside_the_choices_is_a_one_line_error(tmp_path):
     from moot.harness import load_suite
 
     path = tmp_path / "bad.yaml"
-    path.write_text("options: [Yes, No]\nitems:\n  - {input: 'Is 2 even?', answer: Maybe}\n")
-    with pytest.raises(ConfigError, match=r"answer 'Maybe' is not one of the options Yes, No") as caught:
+    path.write_text("choices: [Yes, No]\nitems:\n  - {input: 'Is 2 even?', answer: Maybe}\n")
+    with pytest.raises(ConfigError, match=r"answer 'Maybe' is not one of the choices Yes, No") as caught:
         load_suite(str(path))
     assert "\n" not in str(caught.value)
 
 
 def test_rows_and_arms_carry_their_cost_when_every_model_has_a_price(sums, tmp_path, model):
     m = model()
-    priced = CompareOptions(
+    priced = CompareRequest(
         suite=str(sums), arms=["single", "reflection"], models=[f"{m.spec}?price_in=1000&price_out=2000"],
         out=tmp_path / "out",
     )  # fmt: skip
@@ -553,7 +557,7 @@ def test_rows_and_arms_carry_their_cost_when_every_model_has_a_price(sums, tmp_p
     single = report.arms[0]
     assert single.mean_cost_usd == pytest.approx(sum(r.cost_usd for r in comparison.rows if r.arm == "single") / 4)
     assert "cost/item" in write_report(report, tmp_path / "out").markdown.read_text()
-    unpriced = build_report(run(options(sums, tmp_path / "free", m, arms=["single"])))
+    unpriced = build_report(run(compare_request(sums, tmp_path / "free", m, arms=["single"])))
     assert unpriced.arms[0].mean_cost_usd == 0.0  # a scripted model without a price is free
 
 
@@ -618,7 +622,7 @@ def _rounds_that_fix_one_item_and_break_another(agent, messages):
 
 def test_a_debate_row_carries_its_first_round_vote_and_the_report_says_what_the_rounds_bought(sums, tmp_path, model):
     m = model(reply=_rounds_that_fix_one_item_and_break_another)
-    comparison = run(options(sums, tmp_path / "out", m, arms=[CLASSIC]))
+    comparison = run(compare_request(sums, tmp_path / "out", m, arms=[CLASSIC]))
     rows = by_key(comparison.rows)
     fixed, broken = rows[("q1", CLASSIC)], rows[("q2", CLASSIC)]
     assert (fixed.metrics["first_round_vote"], fixed.metrics["first_round_score"], fixed.score) == ("4", 0.0, 1.0)
@@ -645,7 +649,7 @@ def test_rows_record_the_commit_and_machine_and_a_report_spanning_commits_says_s
     from moot.harness.jobs._results import ResultStore
 
     out = tmp_path / "out"
-    first = run(options(sums, out, model(), arms=["single"]))
+    first = run(compare_request(sums, out, model(), arms=["single"]))
     assert all(r.code_version == code_version() and r.machine == machine() for r in first.rows)
     report = build_report(first)
     assert report.provenance is not None and report.provenance.row_commits == {code_version(): 4}
@@ -653,7 +657,7 @@ def test_rows_record_the_commit_and_machine_and_a_report_spanning_commits_says_s
     store = ResultStore(out / "results.sqlite3")
     store.put(first.rows[0].model_copy(update={"code_version": "0123456789"}))  # as if computed at another commit
     store.close()
-    mixed = build_report(run(options(sums, out, model(), arms=["single"], report_only=True)))
+    mixed = build_report(run(compare_request(sums, out, model(), arms=["single"], report_only=True)))
     assert mixed.provenance is not None and mixed.provenance.row_commits == {"0123456789": 1, code_version(): 3}
     text = write_report(mixed, out).markdown.read_text()
     assert "Rows from different code versions" in text and "0123456789 (1 rows)" in text
@@ -667,14 +671,14 @@ def test_a_replay_refreshes_the_metrics_the_current_code_derives_and_keeps_what_
 
     out = tmp_path / "out"
     m = model(reply=_rounds_that_fix_one_item_and_break_another)
-    first = run(options(sums, out, m, arms=["debate"]))
+    first = run(compare_request(sums, out, m, arms=["debate"]))
     store = ResultStore(out / "results.sqlite3")
     for row in first.rows:  # as written by an older moot: no counterfactuals, another commit
         stale = {k: v for k, v in row.metrics.items() if k not in ("first_round_score", "position_scores")}
         store.put(row.model_copy(update={"metrics": stale, "code_version": "old", "wall_seconds": 99.0}))
     store.close()
     m.calls = 0
-    replay = run(options(sums, out, m, arms=["debate"], rerun=True))
+    replay = run(compare_request(sums, out, m, arms=["debate"], rerun=True))
     assert m.calls == 0 and replay.replayed == 4
     for row in replay.rows:
         assert "first_round_score" in row.metrics and (row.code_version, row.wall_seconds) == ("old", 99.0)
@@ -699,7 +703,7 @@ def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_
     assert own.settings["samples"] == "own" and "samples" not in shared.settings  # the key rows had before
     assert shared.with_k(5).config.samples == "debate" and shared.with_k(5).settings["k"] == 5
     m = model()
-    comparison = run(options(sums, tmp_path / "out", m, arms=["debate", "self-consistency?samples=debate"],
+    comparison = run(compare_request(sums, tmp_path / "out", m, arms=["debate", "self-consistency?samples=debate"],
                              compute_matched=True))  # fmt: skip
     report = build_report(comparison)
     assert report.shared_samples == []  # short answers: a debater's position is never the same reply as a sample
@@ -708,7 +712,7 @@ def test_self_consistency_draws_its_own_samples_unless_told_to_share_the_debate_
 def test_solver_openings_are_samples_a_self_consistency_arm_at_the_same_temperature_shares(tmp_path, sums, model):
     solver = "debate?opening=solver&temperature=0/0.7/0.7"
     arms = [solver, "self-consistency?samples=debate&k=3", "debate?temperature=0.7"]
-    comparison = run(options(sums, tmp_path / "out", model(), arms=arms))
+    comparison = run(compare_request(sums, tmp_path / "out", model(), arms=arms))
     debate = comparison.arms[0].arm
     assert debate.sample_draws(0) == [(1, 0.7), (2, 0.7)]  # expert 1 is the anchor: single's greedy call
     assert build_report(comparison).shared_samples == [
@@ -722,20 +726,20 @@ def test_rescore_scores_the_stored_answers_again_and_the_report_says_which_chang
 
     out = tmp_path / "out"
     m = model(wrong={2})
-    first = run(options(sums, out, m, arms=["single"]))
+    first = run(compare_request(sums, out, m, arms=["single"]))
     store = ResultStore(out / "results.sqlite3")
     store.put(by_key(first.rows)[("q1", "single")].model_copy(update={"score": 0.0}))  # as a broken judge scored it
     store.close()
     m.calls = 0
     with pytest.raises(ConfigError, match="give it with --report-only"):
-        run(options(sums, out, m, arms=["single"], rescore=True))
-    rescored = run(options(sums, out, m, arms=["single"], report_only=True, rescore=True))
+        run(compare_request(sums, out, m, arms=["single"], rescore=True))
+    rescored = run(compare_request(sums, out, m, arms=["single"], report_only=True, rescore=True))
     q1 = by_key(rescored.rows)[("q1", "single")]
     assert m.calls == 0 and q1.score == 1.0 and q1.metrics["score_before_rescore"] == 0.0
     report = build_report(rescored)
     assert report.rescored == {code_version(): 4} and report.rescore_changed == ["q1 × single: 0 -> 1"]
     # the rows keep the record, so any later report says so too
-    later = build_report(run(options(sums, out, m, arms=["single"], report_only=True)))
+    later = build_report(run(compare_request(sums, out, m, arms=["single"], report_only=True)))
     assert later.rescored == report.rescored and later.rescore_changed == report.rescore_changed
     text = write_report(later, out).markdown.read_text()
     assert "scored again after the fact (--rescore): 4 rows at" in text and "q1 × single: 0 -> 1" in text
@@ -778,7 +782,7 @@ def test_experts_rebut_at_the_rebuttal_temperature_from_its_own_cache_store(sums
     from moot.harness.suites._suites import load_suite
 
     arm = "debate?anchor=held&rebuttal_temperature=0.9&rounds=2"
-    rows = by_key(run(options(sums, tmp_path / "out", model(reply=_split_openings), arms=[arm])).rows)
+    rows = by_key(run(compare_request(sums, tmp_path / "out", model(reply=_split_openings), arms=[arm])).rows)
     assert rows[("q0", arm)].settings["rebuttal_temperature"] == 0.9
     assert all(rows[(i, arm)].billed_calls == 5 for i in ("q0", "q1", "q2", "q3"))  # solver, 2 openings, 2 rebuttals
     entries = {spec.split("-")[0]: n for spec, n in CallFile(tmp_path / "out" / "cache").counts().items()}
@@ -793,9 +797,9 @@ def test_experts_rebut_at_the_rebuttal_temperature_from_its_own_cache_store(sums
 def test_a_cache_only_replay_reproduces_every_row_with_no_call(sums, tmp_path, model):
     out = tmp_path / "out"
     m = model(wrong={1})
-    first = run(options(sums, out, m))
+    first = run(compare_request(sums, out, m))
     m.fail_after, m.calls = 0, 0  # the endpoint is gone: any call that reached it would fail its row
-    replay = run(options(sums, out, m, rerun=True, cache_only=True))
+    replay = run(compare_request(sums, out, m, rerun=True, cache_only=True))
     assert m.calls == 0 and replay.meter.billed_calls == 0 and replay.missed == 0 and replay.failed == 0
     assert replay.computed == replay.replayed == 16 and replay.meter.calls == first.meter.calls
     assert all(r.metrics.pop("replayed_at") for r in replay.rows)
@@ -805,14 +809,16 @@ def test_a_cache_only_replay_reproduces_every_row_with_no_call(sums, tmp_path, m
 def test_cache_only_leaves_a_row_the_cache_cannot_answer_as_it_was(sums, tmp_path, model):
     out = tmp_path / "out"
     m = model()
-    first = run(options(sums, out, m, arms=["single"]))
+    first = run(compare_request(sums, out, m, arms=["single"]))
     m.calls = 0
     # an empty cache: every stored row stays as it was, and an arm never run gets no row at all
-    empty = run(options(sums, out, m, arms=["single", "debate"], rerun=True, cache_only=True, cache=tmp_path / "c"))
+    empty = run(
+        compare_request(sums, out, m, arms=["single", "debate"], rerun=True, cache_only=True, cache=tmp_path / "c")
+    )
     assert m.calls == 0 and empty.missed == 8 and empty.computed == empty.failed == 0
     assert by_key(empty.rows) == by_key(first.rows)  # no debate row, and the single rows untouched
     # a resumed (not rerun) cache-only run computes only the missing debate rows, and misses them too
-    resumed = run(options(sums, out, m, arms=["single", "debate"], cache_only=True))
+    resumed = run(compare_request(sums, out, m, arms=["single", "debate"], cache_only=True))
     assert resumed.reused == 4 and resumed.missed == 4 and m.calls == 0
 
 
@@ -824,7 +830,7 @@ def test_cache_only_needs_no_installed_model(sums, tmp_path, monkeypatch):
 
     monkeypatch.setattr(_providers, "require_installed", absent)
     monkeypatch.setattr(_providers, "shared_engine", absent)
-    opts = CompareOptions(suite=str(sums), arms=["single", "debate"], models=["local"], out=tmp_path / "out",
+    opts = CompareRequest(suite=str(sums), arms=["single", "debate"], models=["local"], out=tmp_path / "out",
                           cache_only=True)  # fmt: skip
     comparison = run(opts)
     assert comparison.missed == 8 and comparison.computed == 0 and comparison.meter.billed_calls == 0
@@ -839,16 +845,16 @@ def test_cache_only_needs_no_installed_model(sums, tmp_path, monkeypatch):
 )
 def test_cache_only_refuses_flags_that_contradict_it(sums, tmp_path, model, flags, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
-        run(options(sums, tmp_path / "out", model(), cache_only=True, **flags))
+        run(compare_request(sums, tmp_path / "out", model(), cache_only=True, **flags))
     assert not (tmp_path / "out").exists()
 
 
 def test_a_rerun_that_fails_keeps_the_finished_row_it_would_have_replaced(sums, tmp_path, model):
     out = tmp_path / "out"
     m = model()
-    first = run(options(sums, out, m, arms=["single"]))
+    first = run(compare_request(sums, out, m, arms=["single"]))
     m.fail_after, m.calls = 0, 0  # the endpoint is gone, and the cache is not used: every recomputation fails
-    broken = run(options(sums, out, m, arms=["single"], rerun=True, use_cache=False))
+    broken = run(compare_request(sums, out, m, arms=["single"], rerun=True, use_cache=False))
     assert broken.failed == 4 and broken.computed == 0
     assert by_key(broken.rows) == by_key(first.rows)  # the paid rows, untouched
 
@@ -875,7 +881,7 @@ def _split_openings(agent: str, messages) -> object:
 def anchored_rows(sums: Path, out: Path, m, anchor: str) -> tuple[dict, list]:
     """Per item, (single's row, the anchored debate's row) of a sweep of both arms."""
     arm = f"debate?anchor={anchor}&rounds=2"
-    rows = by_key(run(options(sums, out, m, arms=["single", arm])).rows)
+    rows = by_key(run(compare_request(sums, out, m, arms=["single", arm])).rows)
     return rows, [(rows[(i, "single")], rows[(i, arm)]) for i in ("q0", "q1", "q2", "q3")]
 
 
@@ -913,7 +919,7 @@ def test_hidden_peer_answers_reach_the_debate_and_its_rows_key(sums, tmp_path, m
         return _split_openings(agent, messages)
 
     arm = "debate?anchor=single&peer_answers=hidden&rounds=2"
-    comparison = run(options(sums, tmp_path / "out", model(reply=reply), arms=[arm]))
+    comparison = run(compare_request(sums, tmp_path / "out", model(reply=reply), arms=[arm]))
     row = by_key(comparison.rows)[("q0", arm)]
     assert row.settings["peer_answers"] == "hidden" and len(rebuttals) == 12
     for text in rebuttals:

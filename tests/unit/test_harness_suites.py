@@ -42,7 +42,7 @@ def _ctx(model: PromptModel | None = None, tmp: Path | None = None) -> RowContex
     [
         ("humanevl[:3]", "unknown suite 'humanevl[:3]'; valid forms: humaneval[:N]"),
         ("humaneval[a:b]", "slice [a:b] must look like [:20]"),
-        ("humaneval?n=3", "unknown option(s) n"),
+        ("humaneval?n=3", "unknown parameter(s) n"),
         ("reasoning-gym:", "name the task"),
         ("missing.jsonl", "suite file 'missing.jsonl' does not exist"),
         ("humaneval[500:]", "selects no items; humaneval has 164 problems"),
@@ -222,16 +222,16 @@ def test_numeric_suites_hold_every_short_answer_to_a_number(tmp_path):
 
 def test_a_gym_suite_takes_a_closed_answer_set_and_every_answer_must_be_in_it():
     pytest.importorskip("reasoning_gym")
-    suite = load_suite("reasoning-gym:syllogism?n=6&seed=2&options=Yes,No")
-    assert {i.options for i in suite.items} == {("Yes", "No")} and suite.answer_kind == "options"
+    suite = load_suite("reasoning-gym:syllogism?n=6&seed=2&choices=Yes,No")
+    assert {i.choices for i in suite.items} == {("Yes", "No")} and suite.answer_kind == "choices"
     assert {i.reference for i in suite.items} <= {"Yes", "No"}
     assert suite.key == "reasoning-gym:syllogism?seed=2&options=Yes,No"
     assert load_suite("reasoning-gym:syllogism?n=6&seed=2").items[3].task == suite.items[3].task  # same generator
     assert score(suite.items[0], suite.items[0].reference or "") == 1.0
-    with pytest.raises(ConfigError, match=r"item 0's answer '-?\d+' is not one of the options Yes, No"):
-        load_suite("reasoning-gym:chain_sum?n=2&seed=1&options=Yes,No")
-    with pytest.raises(ConfigError, match="options needs at least two answers"):
-        load_suite("reasoning-gym:syllogism?n=2&options=Yes")
+    with pytest.raises(ConfigError, match=r"item 0's answer '-?\d+' is not one of the choices Yes, No"):
+        load_suite("reasoning-gym:chain_sum?n=2&seed=1&choices=Yes,No")
+    with pytest.raises(ConfigError, match="choices needs at least two answers"):
+        load_suite("reasoning-gym:syllogism?n=2&choices=Yes")
 
 
 def test_a_suite_file_under_the_working_directory_is_keyed_by_its_relative_path(tmp_path, monkeypatch):
@@ -242,7 +242,7 @@ def test_a_suite_file_under_the_working_directory_is_keyed_by_its_relative_path(
         (root / "suites").mkdir(parents=True)
         _jsonl(root / "suites", {"input": "2 + 2?", "answer": "4"})
         monkeypatch.chdir(root)
-        keys.append(load_suite("suites/suite.jsonl?options=4,5").key)
+        keys.append(load_suite("suites/suite.jsonl?choices=4,5").key)
     assert keys == ["file:suites/suite.jsonl?options=4,5"] * 2
     monkeypatch.chdir(tmp_path / "a" / "suites")  # outside the file's folder tree: the absolute path
     assert (
@@ -256,16 +256,16 @@ def test_a_suite_s_answer_kind_is_what_every_item_asks_for(tmp_path):
     assert load_suite("reasoning-gym:chain_sum?n=3&seed=1").answer_kind == "number"
     assert load_suite("reasoning-gym:knights_knaves?n=2&seed=1").answer_kind == "text"
     assert load_suite("humaneval[:2]").answer_kind == "code"
-    closed = {"input": "Is 4 even?", "answer": "Yes", "options": ["Yes", "No"]}
-    assert load_suite(str(_jsonl(tmp_path, closed, closed))).answer_kind == "options"
+    closed = {"input": "Is 4 even?", "answer": "Yes", "choices": ["Yes", "No"]}
+    assert load_suite(str(_jsonl(tmp_path, closed, closed))).answer_kind == "choices"
     assert load_suite(str(_jsonl(tmp_path, closed, {"input": "2 + 2?", "answer": "4"}))).answer_kind == "text"
 
 
-def test_reasoning_gym_bad_task_or_option_is_a_config_error():
+def test_reasoning_gym_bad_task_or_parameter_is_a_config_error():
     pytest.importorskip("reasoning_gym")
     with pytest.raises(ConfigError, match=r"unknown reasoning-gym task 'gsm_symbolc'; e\.g\. gsm_symbolic"):
         load_suite("reasoning-gym:gsm_symbolc")
-    with pytest.raises(ConfigError, match="rejected the options"):
+    with pytest.raises(ConfigError, match="rejected the parameters"):
         load_suite("reasoning-gym:basic_arithmetic?n=2&bogus=1")
 
 

@@ -138,11 +138,11 @@ def test_spec_forbids_extra_fields_in_one_line_naming_the_valid_ones():
         ("local@-0.1", "temperature: Input should be greater than or equal to 0"),
         (
             "local?colour=red",
-            "unknown option 'colour'; valid options: seed, max_tokens, timeout, base_url, api_key_env, price_in, "
+            "unknown parameter 'colour'; valid parameters: seed, max_tokens, timeout, base_url, api_key_env, price_in, "
             "price_out, response_format, temperature",
         ),
         ("local?seed=x", "seed must be an integer, got 'x'"),
-        ("local?seed", "query must be key=value pairs"),
+        ("local?seed", "parameters must be key=value pairs"),
         ("local?max_tokens=0", "max_tokens: Input should be greater than 0"),
         ("openai:", "empty model name after ':'"),
         ("openai:m?api_key_env=1BAD", "api_key_env: String should match pattern"),
@@ -276,7 +276,7 @@ def test_the_embedded_models_info_loads_nothing(monkeypatch):
         (lambda: ModelSpec.parse(None), "or a client component mapping, not NoneType"),
         (lambda: ModelSpec.parse(b"local"), "or a client component mapping, not bytes"),
         (lambda: ModelSpec.parse("local").resolve(7), "or a client component mapping, not int"),
-        (lambda: ModelSpec.parse("openai:m?seed=1&seed=2"), "option 'seed' is given twice; give it once"),
+        (lambda: ModelSpec.parse("openai:m?seed=1&seed=2"), "parameter 'seed' is given twice; give it once"),
     ],
 )
 def test_every_bad_spec_input_is_one_config_error_line_naming_the_field(make, message):

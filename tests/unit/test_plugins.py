@@ -86,14 +86,14 @@ PYTHON_USE = """
 import asyncio, json, sys
 from pathlib import Path
 
-from moot.harness import CompareOptions, build_arm, known_arms, load_suite, run_comparison
+from moot.harness import CompareRequest, build_arm, known_arms, load_suite, run_comparison
 from moot.models import ModelSpec, provider_names
 from moot.teams import load_preset, topology, topology_names
 
 spec = ModelSpec.parse("canned")
 client = spec.client("writer")
 suite = load_suite("doubles?n=2")
-comparison = asyncio.run(run_comparison(CompareOptions(
+comparison = asyncio.run(run_comparison(CompareRequest(
     suite="doubles?n=2", arms=["echo?tone=flat"], models=["canned", "echoer=canned"], out=Path(sys.argv[1]),
 )))
 team = load_preset("pair_review").build(spec)

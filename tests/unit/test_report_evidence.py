@@ -9,7 +9,7 @@ from typing import get_args
 from moot.harness import build_report, write_report
 from moot.harness.reports._evidence import evidence_for
 from moot.harness.suites._items import AnswerKind
-from tests.unit.test_harness_runner import model, options, run, sums  # noqa: F401 (fixtures)
+from tests.unit.test_harness_runner import compare_request, model, run, sums  # noqa: F401 (fixtures)
 
 
 def test_every_kind_of_answer_has_evidence_naming_its_rows_and_figures():
@@ -28,11 +28,11 @@ def test_a_report_opens_with_the_evidence_for_its_kind(sums, tmp_path, model):  
     closed = tmp_path / "closed.jsonl"
     lines = [{"id": f"q{i}", "input": f"Is {i} even?", "answer": "No" if i % 2 else "Yes"} for i in range(3)]
     closed.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    report = build_report(run(options(f"{closed}?options=Yes,No", tmp_path / "out", model(), arms=["single"])))
-    assert report.answer_kind == "options" and report.evidence == evidence_for("options")
+    report = build_report(run(compare_request(f"{closed}?choices=Yes,No", tmp_path / "out", model(), arms=["single"])))
+    assert report.answer_kind == "choices" and report.evidence == evidence_for("choices")
     text = write_report(report, tmp_path / "out").markdown.read_text()
-    assert f"**Evidence on a closed answer set:** {evidence_for('options').measured}" in text
-    exact = build_report(run(options(sums, tmp_path / "sums", model(), arms=["single"])))  # exact-match sums
+    assert f"**Evidence on a closed answer set:** {evidence_for('choices').measured}" in text
+    exact = build_report(run(compare_request(sums, tmp_path / "sums", model(), arms=["single"])))  # exact-match sums
     assert exact.answer_kind == "text" and exact.evidence == evidence_for("text")
     text = write_report(exact, tmp_path / "sums").markdown.read_text()
     assert f"**Evidence on other short answers:** {evidence_for('text').measured}" in text

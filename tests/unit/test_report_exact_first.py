@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from moot.harness import CompareOptions, Comparison, ResultRow, build_report, load_suite, write_report
+from moot.harness import CompareRequest, Comparison, ResultRow, build_report, load_suite, write_report
 from moot.harness.arms._registry import build_arm
 from moot.harness.jobs._results import ResultStore
 from moot.harness.jobs._runner import RESULTS_FILE, ComparedArm
@@ -45,8 +45,8 @@ def hand_comparison(
             if label in scores:
                 rows.append(row)
     store.close()
-    options = CompareOptions(suite=suite.label, arms=list(scores), models=["scripted:x"], out=out)
-    return Comparison(options, suite, arms, {"base": "scripted:x"}, rows=rows)
+    compared = CompareRequest(suite=suite.label, arms=list(scores), models=["scripted:x"], out=out)
+    return Comparison(compared, suite, arms, {"base": "scripted:x"}, rows=rows)
 
 
 def _graded_differs(tmp_path: Path) -> Comparison:

@@ -12,7 +12,7 @@ import pytest
 from moot.errors import ConfigError
 from moot.harness import build_report, load_suite, write_report
 from moot.harness.jobs._results import MIGRATIONS, ResultStore
-from moot.harness.jobs._runner import RESULTS_FILE, CompareOptions, Comparison, check_tuned_on, tuned_items
+from moot.harness.jobs._runner import RESULTS_FILE, CompareRequest, Comparison, check_tuned_on, tuned_items
 from moot.harness.reports._render import markdown
 from moot.harness.reports._stats import accuracy_interval, holm
 from moot.store import migrate
@@ -270,8 +270,8 @@ def test_a_spec_of_another_suite_is_refused_in_one_line_and_writes_nothing(tmp_p
 def test_the_resume_command_repeats_every_tuned_on():
     from moot.harness._cli import compare_command
 
-    options = CompareOptions(suite="s.jsonl", arms=["single"], out=Path("o"), tuned_on=["s.jsonl[:2]", "s.jsonl[4:]"])
-    assert compare_command(options) == "moot compare s.jsonl --arms single --out o --tuned-on 's.jsonl[:2]' " \
+    compared = CompareRequest(suite="s.jsonl", arms=["single"], out=Path("o"), tuned_on=["s.jsonl[:2]", "s.jsonl[4:]"])
+    assert compare_command(compared) == "moot compare s.jsonl --arms single --out o --tuned-on 's.jsonl[:2]' " \
         "--tuned-on 's.jsonl[4:]'"  # fmt: skip
 
 

@@ -122,14 +122,14 @@ def test_fresh_items_come_from_an_unused_seed_or_outside_the_slice():
     assert spec == "humaneval[50:164]" and "1 of them already have rows in this folder" in note
 
 
-def test_fresh_items_of_a_file_with_options_keep_the_slice_before_the_options(tmp_path, monkeypatch):
+def test_fresh_items_of_a_file_with_choices_keep_the_slice_before_the_parameters(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     lines = [{"id": f"q{i}", "input": f"Is {i} even?", "answer": "No" if i % 2 else "Yes"} for i in range(6)]
     (tmp_path / "yn.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    spec, note = fresh_suite("yn.jsonl[3:6]?options=Yes,No", (set(), set()))
-    assert spec == "yn.jsonl[0:3]?options=Yes,No" and note == "items 0 to 2 of 6"
+    spec, note = fresh_suite("yn.jsonl[3:6]?choices=Yes,No", (set(), set()))
+    assert spec == "yn.jsonl[0:3]?choices=Yes,No" and note == "items 0 to 2 of 6"
     fresh = load_suite(spec)  # the command the report prints reads as the items it names
-    assert [i.id for i in fresh.items] == ["q0", "q1", "q2"] and fresh.items[0].options == ("Yes", "No")
+    assert [i.id for i in fresh.items] == ["q0", "q1", "q2"] and fresh.items[0].choices == ("Yes", "No")
 
 
 # ---------------------------------------------------------------- purpose

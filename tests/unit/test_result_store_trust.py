@@ -12,7 +12,7 @@ from moot.errors import ConfigError
 from moot.harness.jobs._results import ResultRow, ResultStore
 from moot.harness.suites._suites import load_suite
 from moot.store import RunStore
-from tests.unit.test_harness_runner import by_key, model, options, run, sums  # noqa: F401 - fixtures
+from tests.unit.test_harness_runner import by_key, compare_request, model, run, sums  # noqa: F401 - fixtures
 
 FORGERIES = [
     "CREATE TRIGGER forge AFTER INSERT ON rows BEGIN UPDATE rows SET score = 1.0; END",
@@ -133,13 +133,13 @@ def test_undecodable_text_reads_as_escaped_text_not_a_traceback(tmp_path):
 def test_a_forged_score_is_refused_under_rescore_too(sums, tmp_path, model):  # noqa: F811 - fixtures
     out = tmp_path / "out"
     m = model()
-    run(options(sums, out, m, arms=["single"]))
+    run(compare_request(sums, out, m, arms=["single"]))
     db = sqlite3.connect(out / "results.sqlite3")
     db.execute("UPDATE rows SET score = 7.5 WHERE item = 'q1'")
     db.commit()
     db.close()
     for extra in ({"report_only": True, "rescore": True}, {"rerun": True}, {"report_only": True}):
-        one_line_refusal(lambda e=extra: run(options(sums, out, m, arms=["single"], **e)), "row 'q1'", "score")
+        one_line_refusal(lambda e=extra: run(compare_request(sums, out, m, arms=["single"], **e)), "row 'q1'", "score")
 
 
 def test_replace_is_a_compare_and_set_on_the_row_as_read(tmp_path):
@@ -159,7 +159,7 @@ def test_replace_is_a_compare_and_set_on_the_row_as_read(tmp_path):
 def test_rescore_leaves_a_row_rewritten_meanwhile_by_another_process(sums, tmp_path, model, monkeypatch):  # noqa: F811
     out = tmp_path / "out"
     m = model(wrong={2})
-    first = by_key(run(options(sums, out, m, arms=["single"])).rows)
+    first = by_key(run(compare_request(sums, out, m, arms=["single"])).rows)
     scorer = type(load_suite(str(sums)).items[0].scorer)
     original = scorer.score
     fresh = first[("q2", "single")].model_copy(update={"answer": "6", "score": 1.0, "finished_at": "2099-01-01"})
@@ -172,7 +172,7 @@ def test_rescore_leaves_a_row_rewritten_meanwhile_by_another_process(sums, tmp_p
         return await original(self, item, answer, ctx)
 
     monkeypatch.setattr(scorer, "score", score_while_a_rerun_writes)
-    rescored = run(options(sums, out, m, arms=["single"], report_only=True, rescore=True))
+    rescored = run(compare_request(sums, out, m, arms=["single"], report_only=True, rescore=True))
     assert rescored.changed_meanwhile == 1
     stored = ResultStore(out / "results.sqlite3").get(fresh.suite, "q2", fresh.arm_key)
     assert stored.answer == "6" and stored.finished_at == "2099-01-01" and "rescored_at" not in stored.metrics

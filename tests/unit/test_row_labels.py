@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from moot.errors import ConfigError
-from moot.harness import CompareOptions, build_report, run_comparison, write_report
+from moot.harness import CompareRequest, build_report, run_comparison, write_report
 from moot.harness.arms._arm import canonical_spec
 from moot.harness.arms._registry import build_arm
 from moot.harness.jobs._provenance import UNKNOWN_MODEL, answered_by, model_identity, models_answering
@@ -75,9 +75,9 @@ def test_the_default_debate_votes_once_on_a_closed_answer_set_with_samples_shown
     tmp_path,
 ):
     closed = tmp_path / "closed.jsonl"
-    closed.write_text('{"input": "Is 4 even?", "answer": "Yes", "options": ["Yes", "No"]}\n')
+    closed.write_text('{"input": "Is 4 even?", "answer": "Yes", "choices": ["Yes", "No"]}\n')
     listed = tmp_path / "listed.jsonl"
-    listed.write_text('{"input": "Which is even? A) 3 B) 4", "answer": "B", "options": ["A", "B"]}\n')
+    listed.write_text('{"input": "Which is even? A) 3 B) 4", "answer": "B", "choices": ["A", "B"]}\n')
     on_options, on_numbers = _built("debate", load_suite(str(closed))), _built("debate", load_suite(str(sums)))
     on_choices = _built("debate", load_suite(str(listed)))
     closed_default = ("solver", 1, "rotated")
@@ -98,7 +98,7 @@ def test_the_default_debate_votes_once_on_a_closed_answer_set_with_samples_shown
     assert _built("debate?rounds=3", load_suite(str(closed))).config.rounds == 3
 
 
-def _run(opts: CompareOptions):
+def _run(opts: CompareRequest):
     return asyncio.run(run_comparison(opts))
 
 
@@ -106,39 +106,39 @@ def test_rows_are_stored_under_their_canonical_spec_and_read_back_under_the_labe
     m = model()
     out = tmp_path / "out"
     arms = ["single", "debate?rounds=2", "self-consistency?k=3"]
-    comparison = _run(CompareOptions(suite=str(sums), arms=arms, models=[m.spec], out=out))
+    comparison = _run(CompareRequest(suite=str(sums), arms=arms, models=[m.spec], out=out))
     assert {r.arm for r in comparison.rows} == set(arms)  # the comparison's labels, as given
     with sqlite3.connect(out / "results.sqlite3") as db:
         stored = {arm for (arm,) in db.execute("SELECT DISTINCT arm FROM rows")}
     assert stored == {canonical_spec(_built(a, comparison.suite)) for a in arms}
     assert "debate?anchor=held&arbiter=rounds&experts=3&opening=expert&peer_answers=hidden" in " ".join(stored)
     # a rerun under the canonical spec finds the same rows (replays them, computes none new)
-    again = _run(CompareOptions(suite=str(sums), arms=sorted(stored), models=[m.spec], out=out, rerun=True))
+    again = _run(CompareRequest(suite=str(sums), arms=sorted(stored), models=[m.spec], out=out, rerun=True))
     assert again.replayed == again.computed == len(again.rows) == 12
 
 
 def test_two_labels_of_one_arm_are_refused(sums, tmp_path, model):  # noqa: F811
     with pytest.raises(ConfigError, match=r"arms 'debate' and 'debate\?rounds=3' are the same arm \(debate\?"):
-        _run(CompareOptions(suite=str(sums), arms=["debate", "debate?rounds=3"], models=[model().spec],
+        _run(CompareRequest(suite=str(sums), arms=["debate", "debate?rounds=3"], models=[model().spec],
                             out=tmp_path / "out"))  # fmt: skip
 
 
 def test_each_row_records_the_model_that_answered_and_a_replay_keeps_the_paid_one(sums, tmp_path, model):  # noqa: F811
     m = model()
     out = tmp_path / "out"
-    first = _run(CompareOptions(suite=str(sums), arms=["single"], models=[m.spec], out=out))
+    first = _run(CompareRequest(suite=str(sums), arms=["single"], models=[m.spec], out=out))
     identity = model_identity(ModelSpec.parse(m.spec))
     assert [r.model_identity for r in first.rows] == [{"base": identity}] * 4
     assert models_answering([r.model_identity for r in first.rows]) == {identity: 4}
     with sqlite3.connect(out / "results.sqlite3") as db:  # as if computed by other weights
         db.execute("""UPDATE rows SET model_identity = '{"base": "local other (sha256 0123)"}'""")
-    replay = _run(CompareOptions(suite=str(sums), arms=["single"], models=[m.spec], out=out, rerun=True))
+    replay = _run(CompareRequest(suite=str(sums), arms=["single"], models=[m.spec], out=out, rerun=True))
     assert replay.replayed == 4
     assert {answered_by(r.model_identity) for r in replay.rows} == {"local other (sha256 0123)"}
     # the report says what answered each row, read from the rows, beside the model the command names now
     with sqlite3.connect(out / "results.sqlite3") as db:  # one row from before identities were recorded
         db.execute("UPDATE rows SET model_identity = NULL WHERE item = 'q0'")
-    report = build_report(_run(CompareOptions(suite=str(sums), arms=["single"], models=[m.spec], out=out,
+    report = build_report(_run(CompareRequest(suite=str(sums), arms=["single"], models=[m.spec], out=out,
                                               report_only=True)))  # fmt: skip
     assert report.provenance.answered_by == {"local other (sha256 0123)": 3, UNKNOWN_MODEL: 1}
     text = write_report(report, tmp_path / "report").markdown.read_text()
@@ -149,16 +149,16 @@ def test_each_row_records_the_model_that_answered_and_a_replay_keeps_the_paid_on
 def test_a_results_file_from_before_the_column_reads_as_unknown_and_is_migrated(sums, tmp_path, model):  # noqa: F811
     m = model()
     out = tmp_path / "out"
-    _run(CompareOptions(suite=str(sums), arms=["single"], models=[m.spec], out=out))
+    _run(CompareRequest(suite=str(sums), arms=["single"], models=[m.spec], out=out))
     path: Path = out / "results.sqlite3"
     with sqlite3.connect(path) as db:  # the file as the previous moot wrote it
         db.execute("ALTER TABLE rows DROP COLUMN model_identity")
         db.execute("DELETE FROM migrations WHERE name = '0006_row_model_identity'")
-    report = _run(CompareOptions(suite=str(sums), arms=["single"], models=[m.spec], out=out, report_only=True))
+    report = _run(CompareRequest(suite=str(sums), arms=["single"], models=[m.spec], out=out, report_only=True))
     assert [answered_by(r.model_identity) for r in report.rows] == [UNKNOWN_MODEL] * 4
     ResultStore(path).close()  # a writable open migrates it
     with sqlite3.connect(path) as db:
         assert [n for (n,) in db.execute("SELECT name FROM migrations WHERE name = '0006_row_model_identity'")]
         db.execute("""UPDATE rows SET model_identity = '{"base": 3}'""")
     with pytest.raises(ConfigError, match="column model_identity holds a value that is not text"):
-        _run(CompareOptions(suite=str(sums), arms=["single"], models=[m.spec], out=out, report_only=True))
+        _run(CompareRequest(suite=str(sums), arms=["single"], models=[m.spec], out=out, report_only=True))

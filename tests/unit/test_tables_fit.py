@@ -15,7 +15,7 @@ import pytest
 from moot._meter import Meter
 from moot.boundary import TerminalConsole
 from moot.display import fitted_table, runs_table
-from moot.harness.jobs._runner import CompareOptions, run_comparison
+from moot.harness.jobs._runner import CompareRequest, run_comparison
 from moot.harness.reports._render import pairs_table, rounds_table, tables, terminal_table
 from moot.harness.reports._report import build_report
 from moot.store import RunRecord, RunStatus
@@ -70,9 +70,9 @@ def test_a_table_too_wide_for_the_terminal_is_split_and_then_stacked_never_cut()
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("fit")
     suite = write_sums(out / "sums.jsonl", 4)
-    options = CompareOptions(suite=str(suite), arms=["single", "self-consistency", "reflection", "debate"],
+    compared = CompareRequest(suite=str(suite), arms=["single", "self-consistency", "reflection", "debate"],
                              models=["scripted:deterministic"], out=out / "out")  # fmt: skip
-    return build_report(asyncio.run(run_comparison(options)))
+    return build_report(asyncio.run(run_comparison(compared)))
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -103,7 +103,7 @@ def test_rich_print_of_a_report_or_a_comparison_is_what_moot_compare_prints(repo
     assert rendered(report, 80) == expected  # not a dump of the model's fields
     assert "ArmSummary(" not in expected and "moot compare:" in expected
     suite = write_sums(tmp_path / "sums.jsonl", 2)
-    options = CompareOptions(suite=str(suite), arms=["single"], models=["scripted:deterministic"], out=tmp_path / "o")
-    comparison = asyncio.run(run_comparison(options))
+    compared = CompareRequest(suite=str(suite), arms=["single"], models=["scripted:deterministic"], out=tmp_path / "o")
+    comparison = asyncio.run(run_comparison(compared))
     shown = rendered(comparison, 60)
     assert "ResultRow(" not in shown and "single" in shown and "[0.0%, 84.2%]" in shown

@@ -5,24 +5,27 @@ Four parts, one subpackage each: ``suites/`` (items and scorers), ``arms/`` (the
 and writers); ``_cli.py`` is ``moot compare``. Each imports only those listed before it (suites, arms, jobs,
 reports), which ``tests/unit/test_imports.py`` checks. From code::
 
-    options = CompareOptions(suite="humaneval[:20]", arms=["single", "debate", "self-consistency"],
+    request = CompareRequest(suite="humaneval[:20]", arms=["single", "debate", "self-consistency"],
                              models=["local"], out=Path("out"), compute_matched=True)
-    comparison = await run_comparison(options)
+    comparison = await run_comparison(request)
     report = build_report(comparison)
-    write_report(report, options.out)
+    write_report(report, request.out)
 
 Add suites with :func:`register_suite` (or a JSONL/YAML file) and arms with
 :func:`register_arm` (anything with ``name``, ``settings``, ``check``, ``solve``), or from an installed package
 through the entry-point groups ``moot.suites`` and ``moot.arms`` (docs/plugins.md).
 """
 
-from moot.harness.arms._arm import ARM_FORMS, Arm, Attempt, Reply, ask
+from typing import Any
+
+from moot._renamed import warn_renamed
+from moot.harness.arms._arm import ARM_FORMS, Arm, Attempt, Reply, agent_reply, ask
 from moot.harness.arms._context import MODEL_ROLES, RowContext
 from moot.harness.arms._registry import build_arm, known_arms, register_arm, unregister_arm
 from moot.harness.arms._sampling import SelfConsistency, Single, matched_k
 from moot.harness.arms._team_arms import DebateArm, ReflectionArm, TestReflectionArm
 from moot.harness.jobs._results import ResultRow, ResultStore
-from moot.harness.jobs._runner import CompareOptions, Comparison, ProgressSink, run_comparison
+from moot.harness.jobs._runner import CompareRequest, Comparison, ProgressSink, run_comparison
 from moot.harness.reports._report import ArmSummary, PairSummary, Provenance, Report, build_report
 from moot.harness.reports._stats import (
     PairedComparison,
@@ -49,7 +52,7 @@ __all__ = [
     "Attempt",
     "CodeTask",
     "CodeTests",
-    "CompareOptions",
+    "CompareRequest",
     "Comparison",
     "DebateArm",
     "ExactMatch",
@@ -78,6 +81,7 @@ __all__ = [
     "Suite",
     "TestReflectionArm",
     "accuracy_interval",
+    "agent_reply",
     "ask",
     "bootstrap_mean",
     "build_arm",
@@ -96,3 +100,11 @@ __all__ = [
     "unregister_suite",
     "write_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``moot.harness.CompareOptions``, the former name of :class:`CompareRequest`, still imports (warning)."""
+    if name == "CompareOptions":
+        warn_renamed("moot.harness.CompareOptions", "CompareRequest")
+        return CompareRequest
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,7 +39,7 @@ from moot.harness.arms._team_arms import DebateSettings
 from moot.harness.jobs._results import ResultRow
 from moot.harness.jobs._runner import (
     RESULTS_FILE,
-    CompareOptions,
+    CompareRequest,
     Comparison,
     PreparedComparison,
     prepare_comparison,
@@ -156,19 +156,19 @@ def _one_line(exc: ValidationError) -> str:
 
 
 def default_out(suite: str) -> Path:
-    """``moot-compare/<suite name>``: slices and options of one suite share a results file and a cache."""
+    """``moot-compare/<suite name>``: slices and parameters of one suite share a results file and a cache."""
     name = re.split(r"[\[?]", suite, maxsplit=1)[0]
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(name).stem if name.endswith((".jsonl", ".yaml", ".yml")) else name)
     return Path("moot-compare") / slug.strip("-")
 
 
 async def _run(runner: PreparedComparison) -> Comparison:
-    options = runner.options
+    request = runner.request
     try:
         with Progress(*PROGRESS_COLUMNS, console=out_console, transient=False) as progress:
             bar = _Bar(progress)
             bar.header = "[bold]moot compare[/] " + escape(
-                f"{options.suite} · arms: {', '.join(options.arms)} · out: {options.out}"
+                f"{request.suite} · arms: {', '.join(request.arms)} · out: {request.out}"
             )
             runner.progress = bar
             return await runner.run()
@@ -309,25 +309,25 @@ def compare(
     ray_cpus_per_job: RayCpusOption = 1.0,
 ) -> None:
     """Compare arms (debate, self-consistency, critics) on a suite: accuracy, cost, and whether it is significant."""
-    given = dict(locals())  # the parameters by name: CompareOptions spells all but four the same
+    given = dict(locals())  # the parameters by name: CompareRequest spells all but four the same
     runner, comparison = _compute(given)
     files = _write(comparison, runner)
-    _say_outcome(comparison, runner.options, files)
+    _say_outcome(comparison, runner.request, files)
 
 
-def _options(given: Mapping[str, Any]) -> CompareOptions:
-    """The command line's values as ``CompareOptions`` (pydantic refuses a bad one)."""
+def _request(given: Mapping[str, Any]) -> CompareRequest:
+    """The command line's values as a ``CompareRequest`` (pydantic refuses a bad one)."""
     arms = [a.strip() for a in given["arms"].split(",") if a.strip()]
     renamed = {"arms": arms, "models": given["model"], "out": given["out"] or default_out(given["suite"])}
     kept = {name: value for name, value in given.items() if name not in ("arms", "model", "out", "no_cache")}
-    return CompareOptions(**kept, **renamed, use_cache=not given["no_cache"])
+    return CompareRequest(**kept, **renamed, use_cache=not given["no_cache"])
 
 
 def _compute(given: Mapping[str, Any]) -> tuple[PreparedComparison, Comparison]:
     """Refuse bad input in one line before any output, then run the rows; Ctrl-C or SIGTERM says what is saved."""
     runner: PreparedComparison | None = None
     try:
-        runner = prepare_comparison(_options(given))  # all bad input is refused here, before any output
+        runner = prepare_comparison(_request(given))  # all bad input is refused here, before any output
         return runner, run_until_signal(_run(runner))
     except (ConfigError, ValidationError) as exc:
         raise refuse(str(exc) if isinstance(exc, ConfigError) else _one_line(exc)) from None
@@ -339,23 +339,23 @@ def _compute(given: Mapping[str, Any]) -> tuple[PreparedComparison, Comparison]:
 
 def _write(comparison: Comparison, runner: PreparedComparison) -> tuple[Report, ReportFiles]:
     """The report on the rows, written to the output folder."""
-    options = runner.options
+    request = runner.request
     try:  # every row is saved by now: a Ctrl-C while the report is written says so, as during the rows
-        report = build_report(comparison, seed=options.seed)
-        return report, write_report(report, options.out)
+        report = build_report(comparison, seed=request.seed)
+        return report, write_report(report, request.out)
     except ConfigError as exc:  # the folder changed under the report (another process wrote a bad value)
         raise refuse(str(exc)) from None
     except KeyboardInterrupt:
         raise _stopped(Interrupted(INTERRUPTED, "Ctrl-C"), runner) from None
 
 
-def _say_outcome(comparison: Comparison, options: CompareOptions, written: tuple[Report, ReportFiles]) -> None:
+def _say_outcome(comparison: Comparison, request: CompareRequest, written: tuple[Report, ReportFiles]) -> None:
     """The report on the terminal, where its files are, and what is left to do (exit 3 when rows are missing)."""
     report, files = written
     for shown in report_renderables(report, out_console.width):
         out_console.print(shown, soft_wrap=isinstance(shown, Text))  # a note stays one line in a log
     out_console.print(f"report: {files.markdown}  {files.html}  plot: {files.plot}  results: {comparison.results_path}")
-    if options.rerun:
+    if request.rerun:
         out_console.print(replay_line(comparison), soft_wrap=True)
     if comparison.missed:
         err_console.print(
@@ -379,12 +379,12 @@ def _stopped(stop: Interrupted, runner: PreparedComparison | None) -> typer.Exit
     if runner is None:
         say_stopped(f"moot compare stopped ({stop.how}) before any row ran; nothing was saved")
         return typer.Exit(stop.code)
-    result, options = runner.result, runner.options
+    result, request = runner.result, runner.request
     saved = result.reused + result.computed
     this_run = f"{result.computed} by this run" + (f", {result.failed} failed" if result.failed else "")
     say_stopped(
-        f"moot compare stopped ({stop.how}); {saved} finished rows are saved in {options.out / RESULTS_FILE} "
-        f"({this_run}); to go on, run the same command again: {compare_command(options)}"
+        f"moot compare stopped ({stop.how}); {saved} finished rows are saved in {request.out / RESULTS_FILE} "
+        f"({this_run}); to go on, run the same command again: {compare_command(request)}"
     )
     return typer.Exit(stop.code)
 
@@ -400,19 +400,19 @@ _FLAGS = {
     "rescore": "--rescore", "seed": "--seed", "executor": "--executor", "ray_address": "--ray-address",
     "ray_cpus_per_job": "--ray-cpus-per-job", "purpose": "--purpose", "tuned_on": "--tuned-on",
 }  # fmt: skip
-"""Each option of ``CompareOptions`` past the suite, arms, models and output, as ``moot compare`` spells it."""
+"""Each field of ``CompareRequest`` past the suite, arms, models and output, as ``moot compare`` spells it."""
 
 
-def compare_command(options: CompareOptions) -> str:
-    """The ``moot compare`` command line that gives ``options`` (shell-quoted): running it again goes on where it
-    stopped, because the same options always mean the same rows and the same --out holds the finished ones."""
-    words = ["moot", "compare", options.suite, "--arms", ",".join(options.arms)]
-    for spec in options.models:
+def compare_command(request: CompareRequest) -> str:
+    """The ``moot compare`` command line that gives ``request`` (shell-quoted): running it again goes on where it
+    stopped, because the same request always means the same rows and the same --out holds the finished ones."""
+    words = ["moot", "compare", request.suite, "--arms", ",".join(request.arms)]
+    for spec in request.models:
         words += ["--model", spec]
-    words += ["--out", str(options.out)]
-    defaults = CompareOptions.model_fields
+    words += ["--out", str(request.out)]
+    defaults = CompareRequest.model_fields
     for name, flag in _FLAGS.items():
-        value = getattr(options, name)
+        value = getattr(request, name)
         if value == defaults[name].default:
             continue
         if isinstance(value, list):  # a repeatable option: the flag once per value

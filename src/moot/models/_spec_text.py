@@ -64,14 +64,14 @@ def _parse_query(text: str, query: str) -> dict[str, object]:
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
-        raise ConfigError(f"bad model spec {text!r}: query must be key=value pairs joined by '&'") from None
+        raise ConfigError(f"bad model spec {text!r}: parameters must be key=value pairs joined by '&'") from None
     for key, value in pairs:
         if key not in QUERY_KEYS:
             raise ConfigError(
-                f"bad model spec {text!r}: unknown option {key!r}; valid options: {', '.join(QUERY_KEYS)}"
+                f"bad model spec {text!r}: unknown parameter {key!r}; valid parameters: {', '.join(QUERY_KEYS)}"
             )
         if key in fields:
-            raise ConfigError(f"bad model spec {text!r}: option {key!r} is given twice; give it once")
+            raise ConfigError(f"bad model spec {text!r}: parameter {key!r} is given twice; give it once")
         fields[key] = _number(text, key, value) if key in _NUMBERS else value
     return fields
 

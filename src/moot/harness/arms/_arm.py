@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeGuard, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 from pydantic.fields import FieldInfo
 
+from moot._renamed import former_function, warn_renamed
 from moot.errors import ConfigError, MalformedOutputError
 from moot.harness.arms._context import RowContext
 from moot.harness.suites._items import Item, Suite
@@ -30,6 +31,7 @@ __all__ = [
     "Arm",
     "Attempt",
     "Reply",
+    "agent_reply",
     "arm_settings",
     "ask",
     "by_answers",
@@ -105,19 +107,19 @@ def sized(arm: Arm) -> TypeGuard[SizedArm]:
 Settings = TypeVar("Settings", bound=BaseModel)
 
 
-def arm_settings(model: type[Settings], name: str, options: Mapping[str, str]) -> Settings:
-    """Validate an arm's options, naming the valid ones on error."""
+def arm_settings(model: type[Settings], name: str, params: Mapping[str, str]) -> Settings:
+    """Validate an arm's parameters, naming the valid ones on error."""
     try:
-        return model.model_validate(dict(options))
+        return model.model_validate(dict(params))
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "options"
+        where = ".".join(str(p) for p in first["loc"]) or "parameters"
         valid = ", ".join(f"{k} (default {_shown(f)})" for k, f in model.model_fields.items()) or "none"
-        raise ConfigError(f"arm {name!r}: {where}: {first['msg']}; valid options: {valid}") from None
+        raise ConfigError(f"arm {name!r}: {where}: {first['msg']}; valid parameters: {valid}") from None
 
 
 def _shown(field: FieldInfo) -> object:
-    """An option's default as a user would read it: what :func:`by_answers` says it is, or ``unset`` for one
+    """A parameter's default as a user would read it: what :func:`by_answers` says it is, or ``unset`` for one
     that is off unless given."""
     extra = field.json_schema_extra
     if isinstance(extra, dict) and DEFAULT_BY_ANSWERS in extra:
@@ -129,7 +131,7 @@ DEFAULT_BY_ANSWERS = "default_by_answers"
 
 
 def by_answers(short: str, code: str, **constraints: Any) -> Any:
-    """An option whose default depends on the suite's answers (left unset, the arm fills it in ``check``):
+    """A parameter whose default depends on the suite's answers (left unset, the arm fills it in ``check``):
     short answers and code were tuned apart, and what measured best differs. ``constraints`` bound a given
     value (``ge=1``)."""
     shown = f"{short} for short answers, {code} for code"
@@ -137,12 +139,12 @@ def by_answers(short: str, code: str, **constraints: Any) -> Any:
 
 
 def key_settings(config: BaseModel, **before: object) -> dict[str, Any]:
-    """``config`` as its rows' key, leaving out each option (a keyword of ``before``) set to the value every row
-    had before that option existed, so those rows keep the key they were stored under."""
+    """``config`` as its rows' key, leaving out each parameter (a keyword of ``before``) set to the value every row
+    had before that parameter existed, so those rows keep the key they were stored under."""
     settings = config.model_dump()
-    for option, old in before.items():
-        if settings[option] == old:
-            del settings[option]
+    for parameter, old in before.items():
+        if settings[parameter] == old:
+            del settings[parameter]
     return settings
 
 
@@ -154,8 +156,9 @@ class Reply:
     failed: bool = False
 
 
-async def ask(agent: RoleAgent, task: str) -> Reply:
-    """One question to one agent; output that stays malformed after the agent's retries is a failed Reply."""
+async def agent_reply(agent: RoleAgent, task: str) -> Reply:
+    """One agent's reply to ``task`` (one model call, and the agent's own retries of malformed output); output that
+    stays malformed after them is a failed Reply. (``ask`` names only asking a person; this was ``ask``.)"""
     try:
         result = await agent.run(task=task)
     except MalformedOutputError as exc:
@@ -164,6 +167,9 @@ async def ask(agent: RoleAgent, task: str) -> Reply:
     content = getattr(message, "content", None)
     parse_failures = int(message.metadata.get("parse_failures", "0"))
     return Reply(message.to_model_text(), content, parse_failures)
+
+
+ask = former_function("ask", agent_reply)
 
 
 def spell(value: object) -> str:
@@ -180,17 +186,26 @@ def spell(value: object) -> str:
 
 
 def canonical_spec(arm: Arm) -> str:
-    """The arm's full, canonical spec: its family and every option that defines it, defaults spelled out, keys
+    """The arm's full, canonical spec: its family and every parameter that defines it, defaults spelled out, keys
     sorted (``debate?anchor=held&arbiter=rounds&...``). What a results row stores as its arm's name, so changing a
     default never relabels old rows: building this spec (on the same suite) gives the same settings, the same key.
 
-    An arm names its options with ``full_options()`` when its settings leave some out (the value rows had before
-    the option existed) or hold a value whose meaning depends on the suite; else its ``former_options`` (those
+    An arm names its parameters with ``full_params()`` when its settings leave some out (the value rows had before
+    the parameter existed) or hold a value whose meaning depends on the suite; else its ``implied_params`` (those
     left-out values, as spec strings) are added to its settings."""
-    full = getattr(arm, "full_options", None)
+    full = _declared(arm, "full_params", "full_options", None)
     if callable(full):
-        options = dict(full())
+        parameters = dict(full())
     else:
-        options = {**getattr(arm, "former_options", {}), **{k: spell(v) for k, v in arm.settings.items()}}
-    query = "&".join(f"{key}={options[key]}" for key in sorted(options))
+        implied = _declared(arm, "implied_params", "former_options", {})
+        parameters = {**implied, **{k: spell(v) for k, v in arm.settings.items()}}
+    query = "&".join(f"{key}={parameters[key]}" for key in sorted(parameters))
     return f"{arm.name}?{query}" if query else arm.name
+
+
+def _declared(arm: Arm, name: str, former: str, default: Any) -> Any:
+    """What ``arm`` declares as ``name``, or under that attribute's former name ``former`` (warning)."""
+    if not hasattr(arm, name) and hasattr(arm, former):
+        warn_renamed(f"{type(arm).__name__}.{former}", name, stacklevel=4)
+        return getattr(arm, former)
+    return getattr(arm, name, default)

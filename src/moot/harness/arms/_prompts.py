@@ -42,11 +42,11 @@ SHORT_DEBATER = expert(
 
 
 @cache
-def solver(options: tuple[str, ...] = (), pattern: str | None = None) -> Role:
-    """The solver, its answer constrained to ``options`` when the item has a closed answer set, else to the
+def solver(choices: tuple[str, ...] = (), pattern: str | None = None) -> Role:
+    """The solver, its answer constrained to ``choices`` when the item has a closed answer set, else to the
     item's answer ``pattern`` (on the embedded model a grammar, elsewhere a validation error fed back)."""
-    if options:
-        return replace(SOLVER, output_type=with_choices(ShortAnswer, "answer", options))
+    if choices:
+        return replace(SOLVER, output_type=with_choices(ShortAnswer, "answer", choices))
     if pattern is not None:
         return replace(SOLVER, output_type=with_pattern(ShortAnswer, "answer", pattern))
     return SOLVER

@@ -1,8 +1,8 @@
 """The arms ``--arms`` may name: moot's own, listed here, then those installed packages declare under the
 entry-point group ``moot.arms``, then those registered from code with :func:`register_arm`.
 
-An entry is an arm factory: ``factory(options)`` builds the arm from its ``key=value`` options (strings); an arm
-class whose ``__init__`` takes them is one. What the runner and the report need to know of an arm beyond the
+An entry is an arm factory: ``factory(params)`` builds the arm from its spec's ``key=value`` parameters (strings);
+an arm class whose ``__init__`` takes them is one. What the runner and the report need to know of an arm beyond the
 :class:`~moot.harness.arms._arm.Arm` protocol, its class declares: the runner reads it from the arm it built, the
 report (which has only the arm names of its rows) from the factory by name (:func:`arm_trait`). So an arm added
 here, by a plugin or from code needs no edit anywhere else.
@@ -36,7 +36,7 @@ _ARMS: Registry[ArmFactory] = Registry(
     "arm",
     "moot.arms",
     callable,
-    "an arm factory (a callable taking the arm's options, such as an arm class)",
+    "an arm factory (a callable taking the arm's parameters, such as an arm class)",
     builtins={
         arm.name: arm for arm in (Single, SelfConsistency, BestOfKTests, ReflectionArm, TestReflectionArm, DebateArm)
     },
@@ -44,7 +44,8 @@ _ARMS: Registry[ArmFactory] = Registry(
 
 
 def register_arm(name: str, factory: ArmFactory) -> None:
-    """Make ``name[?options]`` usable in ``--arms``; ``factory(options)`` builds the arm (options are strings)."""
+    """Make ``name[?key=value&...]`` usable in ``--arms``; ``factory(params)`` builds the arm from the spec's
+    parameters (strings)."""
     _ARMS.register(name, factory)
 
 

@@ -23,11 +23,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from moot._renamed import former_keywords
 from moot.errors import ConfigError
-from moot.harness.arms._arm import Attempt, Reply, arm_settings, ask, key_settings
+from moot.harness.arms._arm import Attempt, Reply, agent_reply, arm_settings, key_settings
 from moot.harness.arms._context import RowContext
 from moot.harness.arms._prompts import ShortAnswer, solver
-from moot.harness.arms._vote import Selection, select_programs, vote_answers
+from moot.harness.arms._vote import PickedBy, select_programs, vote_answers
 from moot.harness.suites._items import Item, Suite
 from moot.models import ModelSpec
 from moot.roles import GENERATOR
@@ -60,13 +61,13 @@ async def single_call(item: Item, ctx: RowContext, spec: ModelSpec | None = None
     entry)."""
     code = item.code is not None
     agent = ctx.agent(
-        GENERATOR if code else solver(item.options, item.answer_pattern), model_role="generator", spec=spec
+        GENERATOR if code else solver(item.choices, item.answer_pattern), model_role="generator", spec=spec
     )
-    reply = await ask(agent, item.task)
+    reply = await agent_reply(agent, item.task)
     return reply, (reply.text if code else short_answer(reply))
 
 
-class _NoOptions(BaseModel):
+class _NoParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -77,8 +78,9 @@ class Single:
     baseline = True
     """The arm a report measures a variant chosen among several against (``arm_trait``)."""
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
-        arm_settings(_NoOptions, self.name, options or {})
+    @former_keywords(options="params")
+    def __init__(self, params: Mapping[str, str] | None = None) -> None:
+        arm_settings(_NoParams, self.name, params or {})
 
     @property
     def settings(self) -> Mapping[str, Any]:
@@ -108,16 +110,17 @@ class SelfConsistency:
     """k independent samples and a vote (see module docstring)."""
 
     name = "self-consistency"
-    selection: Selection = "vote"
-    former_options = {"samples": "debate"}
+    picked_by: PickedBy = "vote"
+    implied_params = {"samples": "debate"}
     """What rows whose settings leave ``samples`` out drew (:func:`canonical_spec` spells it)."""
 
-    def __init__(self, options: Mapping[str, str] | None = None, **override: Any) -> None:
-        self.config = arm_settings(SamplingSettings, self.name, {**(options or {}), **override})
+    @former_keywords(options="params")
+    def __init__(self, params: Mapping[str, str] | None = None, **override: Any) -> None:
+        self.config = arm_settings(SamplingSettings, self.name, {**(params or {}), **override})
 
     @property
     def settings(self) -> Mapping[str, Any]:
-        """The configuration (the rows' key). ``samples=debate`` is what every row drew before the option
+        """The configuration (the rows' key). ``samples=debate`` is what every row drew before the parameter
         existed, so it is left out: those rows keep their key and are found as what they are."""
         return key_settings(self.config, samples="debate")
 
@@ -152,7 +155,7 @@ class SelfConsistency:
             )
         if code:
             assert item.code is not None
-            vote = await select_programs(item.code, answers, ctx.sandbox, self.selection)
+            vote = await select_programs(item.code, answers, ctx.sandbox, self.picked_by)
         else:
             vote = vote_answers(answers)
         metrics.update(vote.metrics)
@@ -171,11 +174,11 @@ class BestOfKTests(SelfConsistency):
 
     What a code debate's round 1 amounts to without its later rounds, at any k: the honest baseline for a
     debate whose ruling is the program vote. Shares self-consistency's samples by default (same seeds), so
-    the two differ only in selection.
+    the two differ only in how they pick (``picked_by``).
     """
 
     name = "best-of-k-tests"
-    selection: Selection = "tests"
+    picked_by: PickedBy = "tests"
 
     def check(self, suite: Suite) -> None:
         if not suite.has_visible_tests:

@@ -9,7 +9,7 @@
   (``revision=continue`` revises the draft instead).
 * debate: experts (each on its own seed, at a sampling temperature) answer
   independently, rebut for up to ``rounds`` rounds or until they agree, and an
-  arbiter rules. Options left unset take what measured best for the suite's
+  arbiter rules. Parameters left unset take what measured best for the suite's
   answers (:meth:`DebateSettings.for_answers`): on short answers the single
   answer is held as expert 1 and the others' answers are hidden in rebuttals.
   Short answers: by default a vote over every round's positions,
@@ -32,6 +32,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from moot._renamed import former_keywords
 from moot.arbiters import Arbiter, MajorityVote, RoundsVote
 from moot.conditions import Consensus, MaxRounds, NoImprovement, ScoreThreshold
 from moot.errors import ConfigError
@@ -87,8 +88,9 @@ class ReflectionArm:
     name = "reflection"
     first_round_name = "first draft"
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
-        self.config = arm_settings(ReflectionSettings, self.name, options or {})
+    @former_keywords(options="params")
+    def __init__(self, params: Mapping[str, str] | None = None) -> None:
+        self.config = arm_settings(ReflectionSettings, self.name, params or {})
 
     @property
     def settings(self) -> Mapping[str, Any]:
@@ -99,7 +101,7 @@ class ReflectionArm:
 
     async def solve(self, item: Item, ctx: RowContext) -> Attempt:
         code = item.code is not None
-        generator = ctx.agent(GENERATOR if code else solver(item.options, item.answer_pattern), model_role="generator")
+        generator = ctx.agent(GENERATOR if code else solver(item.choices, item.answer_pattern), model_role="generator")
         critic = ctx.agent(CRITIC, model_role="critic")
         stop = ScoreThreshold(self.config.threshold) | NoImprovement(2) | MaxRounds(self.config.rounds)
         team = ctx.prepare(Reflection(generator, critic, stop=stop))
@@ -126,15 +128,16 @@ class TestReflectionArm:
     __test__ = False
     name = "reflection-tests"
     first_round_name = "first draft"
-    former_options = {"revision": "continue"}
+    implied_params = {"revision": "continue"}
     """What rows whose settings leave ``revision`` out did (:func:`canonical_spec` spells it)."""
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
-        self.config = arm_settings(TestReflectionSettings, self.name, options or {})
+    @former_keywords(options="params")
+    def __init__(self, params: Mapping[str, str] | None = None) -> None:
+        self.config = arm_settings(TestReflectionSettings, self.name, params or {})
 
     @property
     def settings(self) -> Mapping[str, Any]:
-        """The configuration (the rows' key). ``revision=continue`` is what every row did before the option
+        """The configuration (the rows' key). ``revision=continue`` is what every row did before the parameter
         existed, so it is left out: those rows keep their key."""
         return key_settings(self.config, revision="continue")
 
@@ -172,7 +175,7 @@ Temperatures = float | tuple[float, ...]
 
 
 class DebateSettings(BaseModel):
-    """A debate arm's options as given. An option left unset takes its default for the suite's answers
+    """A debate arm's parameters as given. A parameter left unset takes its default for the suite's answers
     (:meth:`for_answers`): short answers and code were tuned apart (docs/compare/tuning/README.md), and what
     measured best differs."""
 
@@ -245,7 +248,7 @@ class DebateSettings(BaseModel):
         return self
 
     def for_answers(self, kind: AnswerKind) -> DebatePlan:
-        """What the arm runs on a suite of ``kind`` answers: every unset option at its default there.
+        """What the arm runs on a suite of ``kind`` answers: every unset parameter at its default there.
 
         Short answers (measured on chain_sum, docs/compare.md): the single answer held as expert 1, two experts
         opening at 0.3 and rebutting at 0.7, arguments shown with their answers hidden, three rounds; on a closed
@@ -324,7 +327,7 @@ def _nth(value: Temperatures, index: int) -> float:
 
 @dataclass(frozen=True)
 class KindDefaults:
-    """What a debate arm runs on one kind of answer when its options are left unset."""
+    """What a debate arm runs on one kind of answer when its parameters are left unset."""
 
     opening: Opening
     rounds: int
@@ -335,7 +338,7 @@ _KIND_DEFAULTS: dict[AnswerKind, KindDefaults] = {
     "code": KindDefaults("expert", rounds=2),
     "number": KindDefaults("expert", rounds=3),
     "text": KindDefaults("expert", rounds=3),
-    "options": KindDefaults("solver", rounds=1, choice_order="rotated"),
+    "choices": KindDefaults("solver", rounds=1, choice_order="rotated"),
     "multiple_choice": KindDefaults("solver", rounds=1, choice_order="rotated"),
 }
 """Each kind's defaults, chosen on tuning slices of that kind and then tested on items written after the choice
@@ -359,17 +362,18 @@ class DebateArm:
     first_round_name = "first-round vote"
     compute_reference = True
     """The arm ``--compute-matched`` sizes the sampling arms' k to."""
-    former_options = {
+    implied_params = {
         "anchor": "none",
         "opening": "expert",
         "peer_answers": "shown",
         "rebuttal_temperature": "opened",
         "choice_order": "asked",
     }
-    """What every row did before these options existed (left out of its settings; spelled by ``full_options``)."""
+    """What every row did before these parameters existed (left out of its settings; spelled by ``full_params``)."""
 
-    def __init__(self, options: Mapping[str, str] | None = None) -> None:
-        self.given = arm_settings(DebateSettings, self.name, options or {})
+    @former_keywords(options="params")
+    def __init__(self, params: Mapping[str, str] | None = None) -> None:
+        self.given = arm_settings(DebateSettings, self.name, params or {})
         self.answer_format: AnswerFormat = "short"
         self.answer_kind: AnswerKind = "text"
         self.config = self.given.for_answers("text")
@@ -379,7 +383,7 @@ class DebateArm:
     def settings(self) -> Mapping[str, Any]:
         """The configuration (the rows' key); per-expert temperatures as they are written (``0/0.7/0.7``).
         ``anchor=none``, ``peer_answers=shown`` and rebutting as opened are what every row did before the
-        options existed, so they are left out. An arbiter that rules as ``auto`` does on the suite's answers
+        parameters existed, so they are left out. An arbiter that rules as ``auto`` does on the suite's answers
         (``rounds`` on short answers; any on code: the program vote) keys as ``auto``: the same debate, one key."""
         settings = key_settings(
             self.config,
@@ -397,19 +401,19 @@ class DebateArm:
             settings["arbiter"] = "auto"
         return settings
 
-    def full_options(self) -> dict[str, str]:
-        """Every option, spelled so that building ``debate?`` with them on the same kind of suite runs this debate
-        (:func:`canonical_spec`): the options left out of the key at the value rows had before they existed, and
+    def full_params(self) -> dict[str, str]:
+        """Every parameter, spelled so that building ``debate?`` with them on the same kind of suite runs this debate
+        (:func:`canonical_spec`): the parameters left out of the key at the value rows had before they existed, and
         ``auto`` named as the arbiter it is on the suite's answers."""
-        options = {**self.former_options, **{k: spell(v) for k, v in self.settings.items()}}
-        if options["arbiter"] == "auto":
-            options["arbiter"] = _AUTO_ARBITER[self.answer_format]
+        parameters = {**self.implied_params, **{k: spell(v) for k, v in self.settings.items()}}
+        if parameters["arbiter"] == "auto":
+            parameters["arbiter"] = _AUTO_ARBITER[self.answer_format]
         if self.answer_kind not in CLOSED_KINDS:
-            del options["choice_order"]  # only a closed answer set has an order to choose: elsewhere it is `asked`
-        return options
+            del parameters["choice_order"]  # only a closed answer set has an order to choose: elsewhere it is `asked`
+        return parameters
 
     def check(self, suite: Suite) -> None:
-        """Fill the unset options for the suite's answers, and refuse those its answers cannot use."""
+        """Fill the unset parameters for the suite's answers, and refuse those its answers cannot use."""
         self.config = self.given.for_answers(suite.answer_kind)
         self.answer_format = suite.answer_format
         self.answer_kind = suite.answer_kind
@@ -448,12 +452,12 @@ class DebateArm:
             )
 
     def _check_choice_order(self, suite: Suite) -> None:
-        """Rotated choices need a closed answer set, openings the arm draws, and no rebuttal (see the option)."""
+        """Rotated choices need a closed answer set, openings the arm draws, and no rebuttal (see the parameter)."""
         if self.config.choice_order == "asked":
             return
         if suite.answer_kind not in CLOSED_KINDS:
             raise ConfigError(
-                f"arm 'debate': choice_order=rotated needs a closed answer set (items with options) and "
+                f"arm 'debate': choice_order=rotated needs a closed answer set (items with choices) and "
                 f"{suite.label!r} has none; valid choice_order values there: asked"
             )
         if self.config.opening != "solver" or self.config.rounds != 1:
@@ -507,7 +511,7 @@ class DebateArm:
                 experts,
                 arbiter,
                 stop=stop,
-                choices=item.options,
+                choices=item.choices,
                 answer_pattern=item.answer_pattern,
                 seed=ctx.seed,
                 openings=openings,
@@ -542,7 +546,7 @@ class DebateArm:
         shifts: dict[str, int] = {}
         if anchored:
             calls[names[0]] = single_call(item, ctx)
-        choices = choices_to_rotate(item.task, item.options) if self.config.choice_order == "rotated" else None
+        choices = choices_to_rotate(item.task, item.choices) if self.config.choice_order == "rotated" else None
         if self.config.opening == "solver":
             for i, name in enumerate(names, start=1):
                 if name not in calls:
@@ -550,7 +554,7 @@ class DebateArm:
                     shifts[name] = (i - 1) if choices else 0
                     asked = item
                     if choices:
-                        asked = replace(item, task=choices.rotated(shifts[name]), options=choices.labels)
+                        asked = replace(item, task=choices.rotated(shifts[name]), choices=choices.labels)
                     calls[name] = single_call(asked, ctx, spec)
         replies = await asyncio.gather(*calls.values())
         openings: dict[str, Position] = {}

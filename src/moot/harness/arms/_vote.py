@@ -1,10 +1,10 @@
-"""How sampling arms pick one answer: a plurality over short answers, and two selections over programs.
+"""How sampling arms pick one answer: a plurality over short answers, and two ways to pick among programs.
 
 Programs rarely agree as text, so each sample is run once in the sandbox on the
 visible tests and the docstring's example calls (the evidence a code debate
 gets, from the one owner of it: :func:`moot.teams.program_evidence`), and
 samples whose outputs on the example calls agree form one behaviour group
-(execution-based agreement, as in MBR-exec / CodeT). The two selections differ
+(execution-based agreement, as in MBR-exec / CodeT). The two ways differ
 only in what comes first:
 
 * ``vote``, self-consistency's: the largest behaviour group wins (consensus
@@ -28,11 +28,13 @@ from moot.harness.suites._items import CodeTask
 from moot.sandbox import SandboxLimits, SandboxRunner
 from moot.teams import NO_OUTPUT, program_evidence
 
-__all__ = ["Selection", "Vote", "select_programs", "vote_answers"]
+__all__ = ["PickedBy", "Vote", "select_programs", "vote_answers"]
 
 _PROBE_LIMITS = SandboxLimits(wall_seconds=20, test_seconds=10, cpu_seconds=15, output_chars=50_000)
 _BROKEN = "<broken>"
-Selection = Literal["vote", "tests"]
+PickedBy = Literal["vote", "tests"]
+"""How a sampling arm picks one of its samples: their vote, or the visible tests (code). (Not a report's
+``Selection``, the variant chosen on a folder's own rows.)"""
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def _by_consensus(evidence: Sequence[Evidence]) -> int:
     return max(loads, key=lambda i: (size[i], evidence[i].passed, -i))
 
 
-async def select_programs(task: CodeTask, drafts: Sequence[str], sandbox: SandboxRunner, how: Selection) -> Vote:
+async def select_programs(task: CodeTask, drafts: Sequence[str], sandbox: SandboxRunner, how: PickedBy) -> Vote:
     """Pick one draft on the evidence (see module docstring)."""
     if not drafts:
         raise ValueError("no programs to choose from")

@@ -16,7 +16,7 @@ The stack for one agent in one row (outermost first)::
   from elsewhere is data, never code.
 * Cache hits skip the endpoint limit: they take no endpoint capacity.
 * Each store keeps the ``model_info`` its spec's client reported: a cache-only replay reports it instead of
-  building a client to ask (agents shape their requests, so the keys, by it). A spec naming an AutoGen client by
+  building a client to query (agents shape their requests, so the keys, by it). A spec naming an AutoGen client by
   its component config (``component:client.json``) is keyed by its label, ``component:Class#digest`` (the digest
   covers the whole config), so its replay neither builds the client nor imports its class.
 

@@ -42,8 +42,9 @@ class Job:
     arm: Arm
     label: str
     key: str
-    models: RoleModels
-    labels: dict[str, str]
+    role_models: RoleModels
+    model_labels: dict[str, str]
+    """Each model role's spec as the rows name it (``ResultRow.models``); ``label`` is the arm's."""
     seed: int = 0
 
     @property
@@ -54,7 +55,7 @@ class Job:
         """This job's row with its identity filled in (suite, item, arm, settings, models) and ``fields`` set."""
         return ResultRow(
             suite=self.suite, item=self.item.id, arm_key=self.key, arm=self.label, settings=dict(self.arm.settings),
-            models=self.labels, **fields,
+            models=self.model_labels, **fields,
         )  # fmt: skip
 
 
@@ -73,14 +74,14 @@ class RowOutcome:
 async def compute_row(job: Job, clients: ClientFactory, sandbox: SandboxRunner, trace_dir: Path | None) -> RowOutcome:
     """Solve and score one item with one arm; a failure of this row becomes an error row, never an exception."""
     meter, scoring = Meter(), Meter()
-    ctx = RowContext(job.models, clients, meter, seed=job.seed, sandbox=sandbox, trace_dir=trace_dir)
+    ctx = RowContext(job.role_models, clients, meter, seed=job.seed, sandbox=sandbox, trace_dir=trace_dir)
     row = job.blank_row()
     fatal, missed = None, False
     start, seconds = time.perf_counter(), 0.0
     try:
         attempt = await job.arm.solve(job.item, ctx)
         seconds = time.perf_counter() - start  # the arm's time: scoring is not part of its cost
-        score_ctx = RowContext(job.models, clients, scoring, seed=job.seed, sandbox=sandbox)
+        score_ctx = RowContext(job.role_models, clients, scoring, seed=job.seed, sandbox=sandbox)
         score = await job.item.scorer.score(job.item, attempt.answer, score_ctx)
         metrics = dict(attempt.metrics)
         if job.item.scorer.cheap:

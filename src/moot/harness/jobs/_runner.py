@@ -31,6 +31,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from moot._extras import require
+from moot._renamed import former_keywords
 from moot.boundary import one_line
 from moot.errors import ConfigError
 from moot.harness.arms._arm import Arm, canonical_spec, sized
@@ -52,7 +53,7 @@ from moot.tracing import TRACES_FILE, TraceArchive
 
 __all__ = [
     "ArmProgressSink",
-    "CompareOptions",
+    "CompareRequest",
     "ComparedArm",
     "Comparison",
     "PreparedComparison",
@@ -73,8 +74,9 @@ _PAID = (
 by the current code) is recomputed, and ``metrics["replayed_at"]`` names the commit that reproduced it."""
 
 
-class CompareOptions(BaseModel):
-    """Everything ``moot compare`` takes; the same command line always means the same rows."""
+class CompareRequest(BaseModel):
+    """One comparison asked for: everything ``moot compare`` takes; the same command line always means the same rows.
+    (Formerly ``CompareOptions``; ``options`` now names only a topology's options.)"""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -137,11 +139,12 @@ class ComparedArm:
         return canonical_spec(self.arm)
 
 
+@former_keywords(options="request")
 @dataclass
 class Comparison:
     """What a comparison produced: its rows (this suite slice x these arms) and what this invocation did."""
 
-    options: CompareOptions
+    request: CompareRequest
     suite: Suite
     arms: list[ComparedArm]
     models: dict[str, str]
@@ -166,7 +169,7 @@ class Comparison:
 
     @property
     def results_path(self) -> Path:
-        return self.options.out / RESULTS_FILE
+        return self.request.out / RESULTS_FILE
 
 
 class ProgressSink(Protocol):
@@ -199,30 +202,30 @@ def _model_labels(models: RoleModels) -> dict[str, str]:
     return labels
 
 
-def _arms(options: CompareOptions, suite: Suite) -> list[ComparedArm]:
+def _arms(request: CompareRequest, suite: Suite) -> list[ComparedArm]:
     arms: list[ComparedArm] = []
-    for spec in options.arms:
+    for spec in request.arms:
         arm = build_arm(spec)
-        if sized(arm) and options.k is not None:
-            arm = arm.with_k(options.k)
+        if sized(arm) and request.k is not None:
+            arm = arm.with_k(request.k)
         arm.check(suite)
         arms.append(ComparedArm(spec.strip(), arm))
     labels = [r.label for r in arms]
     if len(set(labels)) != len(labels):
         raise ConfigError(f"each arm may appear once; got {', '.join(labels)}")
     _refuse_same_arm(arms)
-    if options.k is not None and not any(sized(r.arm) for r in arms):
+    if request.k is not None and not any(sized(r.arm) for r in arms):
         raise ConfigError(
             f"--k sets self-consistency's samples, and the arms ({', '.join(labels)}) have no sampling arm "
             "(self-consistency, best-of-k-tests); add one to --arms or drop --k"
         )
-    if options.compute_matched:
+    if request.compute_matched:
         if not any(_compute_reference(r.arm) for r in arms) or not any(sized(r.arm) for r in arms):
             raise ConfigError(
                 "--compute-matched sizes the sampling arms' k (self-consistency, best-of-k-tests) to the debate "
                 "arm's calls: list both kinds, e.g. --arms debate,self-consistency"
             )
-        if options.k is not None:
+        if request.k is not None:
             raise ConfigError("--k and --compute-matched both size the sampling arms' k; give one of them")
         for r in arms:
             r.matched = sized(r.arm)
@@ -258,61 +261,61 @@ class PreparedComparison:
     """A validated comparison, ready to run: every bad input has been refused before this exists."""
 
     def __init__(
-        self, options: CompareOptions, *, progress: ProgressSink, base: BaseClientFactory | None, sandbox: SandboxRunner
+        self, request: CompareRequest, *, progress: ProgressSink, base: BaseClientFactory | None, sandbox: SandboxRunner
     ) -> None:
-        self.options = options
-        _check_flags(options)
-        self.suite = load_suite(options.suite)
-        check_tuned_on(options.tuned_on, self.suite)
-        self.roles = model_roles(options.arms)
-        self.models = parse_model_options(options.models, self.roles)
-        self.labels = _model_labels(self.models)
-        self.identities = model_identities(self.models)
-        self.arms = _arms(options, self.suite)
+        self.request = request
+        _check_flags(request)
+        self.suite = load_suite(request.suite)
+        check_tuned_on(request.tuned_on, self.suite)
+        self.roles = model_roles(request.arms)
+        self.role_models = parse_model_options(request.models, self.roles)
+        self.model_labels = _model_labels(self.role_models)
+        self.identities = model_identities(self.role_models)
+        self.arms = _arms(request, self.suite)
         self.progress = progress
-        base = CacheOnly() if options.cache_only else base  # (no model is built, so none need be installed)
-        specs = list(dict.fromkeys(self.models.spec(name) for name in self.roles))
-        if base is None and options.executor == "local" and not options.report_only:
+        base = CacheOnly() if request.cache_only else base  # (no model is built, so none need be installed)
+        specs = list(dict.fromkeys(self.role_models.spec(name) for name in self.roles))
+        if base is None and request.executor == "local" and not request.report_only:
             for spec in specs:  # (Ray workers may hold extras and keys the driver lacks; a report calls nothing)
                 spec.check()
-        check_out_dir(options.out)
-        check_cache_dir(options)
-        if options.compact:
-            compact_folder(options.out, options.cache or options.out / "cache")
+        check_out_dir(request.out)
+        check_cache_dir(request)
+        if request.compact:
+            compact_folder(request.out, request.cache or request.out / "cache")
         # the folders this invocation creates: removed again if it stops on bad input before recording a row
-        self.created = [p for p in (options.out, options.cache) if p is not None and not p.exists()]
+        self.created = [p for p in (request.out, request.cache) if p is not None and not p.exists()]
         self.closed = False
         self.base, self.sandbox = base, sandbox
-        self.executor = make_executor(options, specs, base, sandbox)
+        self.executor = make_executor(request, specs, base, sandbox)
         try:
             # (a report only reads: nothing can be written, even by a file whose schema would try; a rescore and
             # a statement of the items tuned on write)
-            writes = options.rescore or bool(options.tuned_on) or options.purpose is not None
-            self.store = ResultStore(options.out / RESULTS_FILE, read_only=options.report_only and not writes)
+            writes = request.rescore or bool(request.tuned_on) or request.purpose is not None
+            self.store = ResultStore(request.out / RESULTS_FILE, read_only=request.report_only and not writes)
         except ConfigError:
             self.executor.close()
             raise
         try:
-            if not options.tuned_on:  # a recorded list the report would refuse is refused before any row runs
+            if not request.tuned_on:  # a recorded list the report would refuse is refused before any row runs
                 tuned_items(self.store.tuned_on(), self.suite, f"results file {self.store.path}: meta key tuned_on")
-            if not options.report_only:
-                self.store.record_purpose(options.purpose)
+            if not request.report_only:
+                self.store.record_purpose(request.purpose)
         except ConfigError:
             self.close()
             raise
-        self.result = Comparison(options, self.suite, self.arms, self.labels, role_models=self.models)
-        if options.cache_only:
+        self.result = Comparison(request, self.suite, self.arms, self.model_labels, role_models=self.role_models)
+        if request.cache_only:
             self._check_cached_models()
-        if options.report_only and not self._anything_to_report():
+        if request.report_only and not self._anything_to_report():
             self.close()
             raise ConfigError(
-                f"--report-only: {options.out} holds no finished row of {options.suite} with these arms; "
+                f"--report-only: {request.out} holds no finished row of {request.suite} with these arms; "
                 "run the comparison first (the same command without --report-only)"
             )
-        if options.report_only and options.purpose is not None:  # a statement about the folder, not a row
-            self.store.record_purpose(options.purpose)  # (refused before writing if the folder states another)
-        if options.tuned_on:  # (last: input refused above leaves the recorded list as it was)
-            self.store.record_tuned_on(options.tuned_on)
+        if request.report_only and request.purpose is not None:  # a statement about the folder, not a row
+            self.store.record_purpose(request.purpose)  # (refused before writing if the folder states another)
+        if request.tuned_on:  # (last: input refused above leaves the recorded list as it was)
+            self.store.record_tuned_on(request.tuned_on)
 
     def _check_cached_models(self) -> None:
         """A cache-only run whose ``--model`` matches none of the rows it would replay, while the file holds rows of
@@ -322,12 +325,12 @@ class PreparedComparison:
         if self.store.rows(self.suite.key, keys, [i.id for i in self.suite.items]):
             return
         named = [r.label for r in self.arms] + [r.spec for r in self.arms]  # (rows from before specs were stored)
-        used = [m for m in self.store.models_used(self.suite.key, named) if m != self.labels]
+        used = [m for m in self.store.models_used(self.suite.key, named) if m != self.model_labels]
         if used:
             self.close()
             raise ConfigError(
-                f"--cache-only: the rows of {self.options.suite} in {self.options.out} were computed with "
-                f"{describe_models(used[0])}, not {describe_models(self.labels)}; to replay them, give "
+                f"--cache-only: the rows of {self.request.suite} in {self.request.out} were computed with "
+                f"{describe_models(used[0])}, not {describe_models(self.model_labels)}; to replay them, give "
                 f"{model_flags(used[0])}"
             )
 
@@ -353,7 +356,7 @@ class PreparedComparison:
             shutil.rmtree(folder, ignore_errors=True)
 
     def _key(self, compared: ComparedArm) -> str:
-        return arm_key(compared.arm.name, compared.arm.settings, self.labels)
+        return arm_key(compared.arm.name, compared.arm.settings, self.model_labels)
 
     async def run(self) -> Comparison:
         try:
@@ -366,7 +369,7 @@ class PreparedComparison:
         first = [r for r in self.arms if not r.matched]
         await self._phase("arms" if len(first) == len(self.arms) else "phase 1", first)
         matched = [r for r in self.arms if r.matched]
-        if matched and not (self.options.report_only and not self._debate_calls()):
+        if matched and not (self.request.report_only and not self._debate_calls()):
             k = self._matched_k()
             self.result.matched_k = k
             self.result.matched_to = self._matched_debate().label
@@ -375,7 +378,7 @@ class PreparedComparison:
                 r.arm = r.arm.with_k(k)
             await self._phase(f"{', '.join(r.label for r in matched)}, k={k} (matched)", matched)
         self.result.rows = self._rows()
-        if self.options.rescore:
+        if self.request.rescore:
             await self._rescore()
         return self.result
 
@@ -386,8 +389,8 @@ class PreparedComparison:
         so each row is written back only if it is still as it was read (:meth:`ResultStore.replace`)."""
         items = {i.id: i for i in self.suite.items}
         meter = Meter()
-        clients = ClientFactory(EndpointLimits(self.options.concurrency), None, self.base)  # an LLM judge's calls
-        ctx = RowContext(self.models, clients, meter, seed=self.options.seed, sandbox=self.sandbox)
+        clients = ClientFactory(EndpointLimits(self.request.concurrency), None, self.base)  # an LLM judge's calls
+        ctx = RowContext(self.role_models, clients, meter, seed=self.request.seed, sandbox=self.sandbox)
         for number, row in enumerate(self.result.rows):
             if row.status != "done" or row.score is None:
                 continue
@@ -437,7 +440,7 @@ class PreparedComparison:
         done = {compared.key: self.store.finished(self.suite.key, compared.key) for compared in arms}
         for item in self.suite.items:
             for compared in arms:
-                if not self.options.report_only and (self.options.rerun or item.id not in done[compared.key]):
+                if not self.request.report_only and (self.request.rerun or item.id not in done[compared.key]):
                     todo.append(self._job(item, compared))
         total = len(self.suite.items) * len(arms)
         finished = sum(item.id in done[compared.key] for item in self.suite.items for compared in arms)
@@ -453,7 +456,7 @@ class PreparedComparison:
     def _job(self, item: Item, compared: ComparedArm) -> Job:
         return Job(
             suite=self.suite.key, item=item, arm=compared.arm, label=compared.label, key=compared.key,
-            models=self.models, labels=self.labels, seed=self.options.seed,
+            role_models=self.role_models, model_labels=self.model_labels, seed=self.request.seed,
         )  # fmt: skip
 
     def _finish(self, outcome: RowOutcome) -> None:
@@ -486,14 +489,14 @@ class PreparedComparison:
     def _keeps_finished(self, row: ResultRow) -> bool:
         """A rerun whose recomputation failed (a fault, not an answer) keeps the finished row it would replace:
         recomputed later from the cache, that row would have lost what its paid computation measured."""
-        if row.status != "error" or not self.options.rerun:
+        if row.status != "error" or not self.request.rerun:
             return False
         stored = self.store.get(row.suite, row.item, row.arm_key)
         return stored is not None and stored.status == "done"
 
     def _replayed(self, row: ResultRow) -> ResultRow | None:
         """The stored row a rerun row replays: it came wholly from the cache and agrees with it."""
-        if not self.options.rerun or row.status != "done" or row.billed_calls or row.scoring_billed_calls:
+        if not self.request.rerun or row.status != "done" or row.billed_calls or row.scoring_billed_calls:
             return None
         old = self.store.get(row.suite, row.item, row.arm_key)
         if old is None or old.status != "done" or (old.answer, old.score) != (row.answer, row.score):
@@ -508,27 +511,27 @@ def describe_models(labels: dict[str, str]) -> str:
 
 
 def model_flags(labels: dict[str, str]) -> str:
-    """The ``--model`` options that give a comparison these model labels (the inverse of ``_model_labels``)."""
+    """The ``--model`` strings that give a comparison these model labels (the inverse of ``_model_labels``)."""
     flags = [f"--model {shlex.quote(labels['base'])}"] if "base" in labels else []
     flags += [f"--model {shlex.quote(f'{role}={spec}')}" for role, spec in labels.items() if role != "base"]
     return " ".join(flags)
 
 
-def _check_flags(options: CompareOptions) -> None:
-    """Refuse options that contradict each other (each alone is valid), before anything is read or written."""
-    if options.cache is not None and not options.use_cache:
-        raise ConfigError(f"give --cache {options.cache} or --no-cache, not both")
-    if options.rescore and not options.report_only:
+def _check_flags(request: CompareRequest) -> None:
+    """Refuse flags that contradict each other (each alone is valid), before anything is read or written."""
+    if request.cache is not None and not request.use_cache:
+        raise ConfigError(f"give --cache {request.cache} or --no-cache, not both")
+    if request.rescore and not request.report_only:
         raise ConfigError("--rescore scores the stored answers again and runs nothing: give it with --report-only")
-    if options.report_only and options.rerun:
+    if request.report_only and request.rerun:
         raise ConfigError("--report-only runs nothing and --rerun recomputes every row; give one of them")
-    if options.cache_only and not options.use_cache:
+    if request.cache_only and not request.use_cache:
         raise ConfigError("--cache-only answers every call from the cache and --no-cache uses none; give one of them")
-    if options.cache_only and options.report_only:
+    if request.cache_only and request.report_only:
         raise ConfigError("--report-only runs nothing, so --cache-only has no call to answer; give one of them")
-    if options.report_only and not (options.out / RESULTS_FILE).is_file():
+    if request.report_only and not (request.out / RESULTS_FILE).is_file():
         raise ConfigError(
-            f"--report-only: {options.out} holds no results yet ({RESULTS_FILE} is missing); run the comparison "
+            f"--report-only: {request.out} holds no results yet ({RESULTS_FILE} is missing); run the comparison "
             "first (the same command without --report-only), or give its --out"
         )
 
@@ -574,11 +577,11 @@ def check_out_dir(out: Path) -> None:
     _check_writable_dir(out, "--out", "it holds results.sqlite3, the cache, traces and reports")
 
 
-def check_cache_dir(options: CompareOptions) -> None:
+def check_cache_dir(request: CompareRequest) -> None:
     """Refuse a ``--cache`` that is a file or cannot be written, before anything is created: every row would fail
     on it, and running the same command again could not help."""
-    if options.cache is not None and options.use_cache:
-        _check_writable_dir(options.cache, "--cache", "it holds one call cache per model")
+    if request.cache is not None and request.use_cache:
+        _check_writable_dir(request.cache, "--cache", "it holds one call cache per model")
 
 
 def _check_writable_dir(path: Path, flag: str, holds: str) -> None:
@@ -592,29 +595,30 @@ def _check_writable_dir(path: Path, flag: str, holds: str) -> None:
 
 
 def make_executor(
-    options: CompareOptions, specs: Sequence[ModelSpec], base: BaseClientFactory | None, sandbox: SandboxRunner
+    request: CompareRequest, specs: Sequence[ModelSpec], base: BaseClientFactory | None, sandbox: SandboxRunner
 ) -> Executor:
-    """The executor ``options`` name, sized so each endpoint can be kept busy: ``concurrency`` jobs per endpoint."""
-    slots = options.concurrency * len({endpoint_of(s) for s in specs})
-    cache_dir = (options.cache or options.out / "cache") if options.use_cache else None
-    traces = TraceArchive(options.out / TRACES_FILE)
-    if options.executor != "ray" and options.ray_address is not None:
+    """The executor ``request`` names, sized so each endpoint can be kept busy: ``concurrency`` jobs per endpoint."""
+    slots = request.concurrency * len({endpoint_of(s) for s in specs})
+    cache_dir = (request.cache or request.out / "cache") if request.use_cache else None
+    traces = TraceArchive(request.out / TRACES_FILE)
+    if request.executor != "ray" and request.ray_address is not None:
         raise ConfigError("--ray-address applies only with --executor ray")
-    if options.executor == "ray" and not options.report_only:  # a report runs nothing: no cluster to start
+    if request.executor == "ray" and not request.report_only:  # a report runs nothing: no cluster to start
         from moot.harness.jobs._ray_executor import RayExecutor
 
         return RayExecutor(
-            address=options.ray_address, slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir,
-            base=base, specs=specs, sandbox=sandbox, traces=traces, cpus_per_job=options.ray_cpus_per_job,
+            address=request.ray_address, slots=slots, per_endpoint=request.concurrency, cache_dir=cache_dir,
+            base=base, specs=specs, sandbox=sandbox, traces=traces, cpus_per_job=request.ray_cpus_per_job,
         )  # fmt: skip
     return LocalExecutor(
-        slots=slots, per_endpoint=options.concurrency, cache_dir=cache_dir, base=base, sandbox=sandbox,
+        slots=slots, per_endpoint=request.concurrency, cache_dir=cache_dir, base=base, sandbox=sandbox,
         traces=traces,
     )  # fmt: skip
 
 
+@former_keywords(options="request")
 def prepare_comparison(
-    options: CompareOptions,
+    request: CompareRequest,
     *,
     progress: ProgressSink | None = None,
     clients: BaseClientFactory | None = None,
@@ -622,18 +626,19 @@ def prepare_comparison(
 ) -> PreparedComparison:
     """Validate everything (suite, arms, models, files) and open the results file; ConfigError on bad input."""
     require("compare", "moot compare")
-    return PreparedComparison(options, progress=progress or _Quiet(), base=clients, sandbox=sandbox)
+    return PreparedComparison(request, progress=progress or _Quiet(), base=clients, sandbox=sandbox)
 
 
+@former_keywords(options="request")
 async def run_comparison(
-    options: CompareOptions,
+    request: CompareRequest,
     *,
     progress: ProgressSink | None = None,
     clients: BaseClientFactory | None = None,
     sandbox: SandboxRunner = run_tests,
 ) -> Comparison:
     """Run (or resume, or replay) a comparison; see the module docstring. ``clients`` replaces ``spec.client``."""
-    runner = prepare_comparison(options, progress=progress, clients=clients, sandbox=sandbox)
+    runner = prepare_comparison(request, progress=progress, clients=clients, sandbox=sandbox)
     try:
         return await runner.run()
     finally:

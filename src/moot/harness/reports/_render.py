@@ -333,7 +333,7 @@ def _selection_note(chosen: Selection) -> Note:
 _KIND_NAMES = {
     "code": "code",
     "multiple_choice": "multiple choice",
-    "options": "a closed answer set",
+    "choices": "a closed answer set",
     "number": "numbers",
     "text": "other short answers",
 }
@@ -545,7 +545,7 @@ def _report_console(report: Report, console: Console, options: ConsoleOptions) -
 
 
 def _comparison_console(comparison: Comparison, console: Console, options: ConsoleOptions) -> RenderResult:
-    yield from report_renderables(build_report(comparison, seed=comparison.options.seed), options.max_width)
+    yield from report_renderables(build_report(comparison, seed=comparison.request.seed), options.max_width)
 
 
 def install_rich_views() -> None:

@@ -181,7 +181,7 @@ class Report(BaseModel):
     """Some score is strictly between 0 and 1 (partial credit): every figure counts exact matches (score = 1) and
     tests right/wrong exactly; the graded figures are in each summary's ``graded``."""
     answer_kind: str = "text"
-    """What every item asks for (``moot.harness.AnswerKind``): code, options, number or text."""
+    """What every item asks for (``moot.harness.AnswerKind``): code, multiple_choice, choices, number or text."""
     evidence: KindEvidence | None = None
     """What moot's own measurements on items that decided nothing found for this kind of answer, and the arm they
     support (``evidence.yaml``)."""

@@ -159,7 +159,7 @@ def selections(
         if chosen is None or (chosen.family in found and found[chosen.family].rank <= chosen.rank):
             continue  # one warning per family: for the variant of it the comparison shows that ranks best
         arms = [compared.label] + ([own_base[0]] if own_base is not None else [])
-        spec, chosen.fresh = fresh_suite(comparison.options.suite, (used[0], used[1] | {r.item for r in rows}))
+        spec, chosen.fresh = fresh_suite(comparison.request.suite, (used[0], used[1] | {r.item for r in rows}))
         chosen.confirm = None if spec is None else confirm_command(comparison, spec, arms)
         found[chosen.family] = chosen
     return list(found.values())
@@ -229,17 +229,17 @@ def _fresh_slice(spec: str, cut: slice | None, used: set[str]) -> tuple[str | No
 
 
 def _sliced(spec: str, low: int, high: int) -> str:
-    """``spec`` cut to items ``low:high``: the slice goes after the name and before any options (``NAME[SLICE]?k=v``,
-    as the suite grammar reads it; after the options it would be read as part of the last one)."""
+    """``spec`` cut to items ``low:high``: the slice goes after the name and before any parameters (``NAME[SLICE]?k=v``,
+    as the suite grammar reads it; after the parameters it would be read as part of the last one)."""
     name, mark, query = spec.partition("?")
     return f"{name}[{low}:{high}]{mark}{query}"
 
 
 def confirm_command(comparison: Comparison, spec: str, arms: Sequence[str]) -> str:
     """The same compare command with the chosen arm (and the baseline) only, on ``spec``, into a folder of its own."""
-    options = comparison.options
+    request = comparison.request
     words = ["moot", "compare", spec, "--arms", ",".join(arms)]
-    for model in options.models:
+    for model in request.models:
         words += ["--model", model]
-    words += ["--out", f"{options.out}-fresh", "--purpose", "evaluation"]
+    words += ["--out", f"{request.out}-fresh", "--purpose", "evaluation"]
     return shlex.join(words)

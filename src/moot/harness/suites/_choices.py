@@ -24,9 +24,9 @@ __all__ = ["ListedChoices", "choices_to_rotate", "closed_set_instruction", "lett
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def closed_set_instruction(options: tuple[str, ...]) -> str:
+def closed_set_instruction(choices: tuple[str, ...]) -> str:
     """The line a suite file's closed-set item ends with, so every arm sees the set in the task itself."""
-    return f"Answer with exactly one of: {', '.join(options)}."
+    return f"Answer with exactly one of: {', '.join(choices)}."
 
 
 def _marker(label: str) -> str:
@@ -88,20 +88,20 @@ def listed_choices(question: str, labels: tuple[str, ...]) -> ListedChoices | No
     return ListedChoices(question, labels, spans)
 
 
-def lettered_choices(question: str, options: tuple[str, ...]) -> ListedChoices | None:
+def lettered_choices(question: str, choices: tuple[str, ...]) -> ListedChoices | None:
     """A closed set the question does not list, listed after it under letters (``A) Yes``, ``B) No``), the set's
     own instruction line replaced by the letters'. None for a set of fewer than two or more than 26."""
-    if not 2 <= len(options) <= len(LETTERS):
+    if not 2 <= len(choices) <= len(LETTERS):
         return None
-    letters = tuple(LETTERS[: len(options)])
-    instruction = closed_set_instruction(options)
+    letters = tuple(LETTERS[: len(choices)])
+    instruction = closed_set_instruction(choices)
     base = question[: -len(instruction)].rstrip() if question.endswith(instruction) else question
-    listing = "\n".join(f"{letter}) {option}" for letter, option in zip(letters, options, strict=True))
+    listing = "\n".join(f"{letter}) {choice}" for letter, choice in zip(letters, choices, strict=True))
     lettered = f"{base}\n\n{listing}\n\n{closed_set_instruction(letters)}"
     listed = listed_choices(lettered, letters)
-    return None if listed is None else ListedChoices(lettered, letters, listed.spans, answers=options)
+    return None if listed is None else ListedChoices(lettered, letters, listed.spans, answers=choices)
 
 
-def choices_to_rotate(question: str, options: tuple[str, ...]) -> ListedChoices | None:
+def choices_to_rotate(question: str, choices: tuple[str, ...]) -> ListedChoices | None:
     """The choices a rotation moves: those the question lists, else the set lettered after it."""
-    return listed_choices(question, options) or lettered_choices(question, options)
+    return listed_choices(question, choices) or lettered_choices(question, choices)

@@ -1,14 +1,17 @@
 """User suites from JSONL or YAML files, scored by exact match, regex, numeric tolerance, an LLM judge or tests.
 
 JSONL: one item per line. YAML: a list of items, or a mapping with file-wide
-defaults and ``items:``. An item's own fields win over the spec's options
+defaults and ``items:``. An item's own fields win over the spec's parameters
 (``qa.jsonl?scoring=numeric&tolerance=0.01``), which win over the file's
 defaults. Fields::
 
     id, input (or question / prompt), answer (or target), scoring, pattern,
     tolerance, rel_tolerance, rubric, tests, visible_tests, entry_point, stub,
-    options (a closed answer set such as [Yes, No]: every arm's answer is
-    constrained to it, and an exact-scored answer is compared as an option)
+    choices (a closed answer set such as [Yes, No]: every arm's answer is
+    constrained to it, and an exact-scored answer is compared as a choice)
+
+A file or spec written before ``choices`` was so called still loads, its ``options`` taken as ``choices`` with a
+DeprecationWarning; a suite's key keeps spelling the parameter ``options=`` (rows are stored under it).
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from moot._renamed import former_key
 from moot.boundary import DataBounds, load_json, load_yaml
 from moot.errors import ConfigError
 from moot.harness.suites._choices import closed_set_instruction
 from moot.harness.suites._examples import docstring_examples
 from moot.harness.suites._humaneval import CODE_TASK_TEMPLATE
 from moot.harness.suites._items import CodeTask, Item, Scorer, Suite
-from moot.harness.suites._scorers import CodeTests, ExactMatch, LLMJudge, NumericMatch, OptionMatch, RegexMatch
+from moot.harness.suites._scorers import ChoiceMatch, CodeTests, ExactMatch, LLMJudge, NumericMatch, RegexMatch
 from moot.harness.suites._selectors import SpecParts
 from moot.roles import NUMBER
 from moot.sandbox import validate_tests
@@ -37,7 +41,9 @@ __all__ = ["FILE_SUFFIXES", "MAX_ITEM_BYTES", "SCORING_KINDS", "file_suite", "su
 FILE_SUFFIXES = (".jsonl", ".yaml", ".yml")
 SCORING_KINDS = ("exact", "regex", "numeric", "judge", "tests")
 Scoring = Literal["exact", "regex", "numeric", "judge", "tests"]
-_DEFAULT_KEYS = ("scoring", "tolerance", "rel_tolerance", "rubric", "options")
+_DEFAULT_KEYS = ("scoring", "tolerance", "rel_tolerance", "rubric", "choices")
+_FORMER_KEY = "options"
+"""What ``choices`` was called, in files, specs and the suite keys rows are stored under."""
 MAX_ITEM_BYTES = 1_000_000
 """The largest item a suite file may hold: one JSONL line, or one YAML item written as JSON (1 MB; a whole
 HumanEval problem with its tests is under 10 kB). Larger input is refused before it is loaded."""
@@ -69,13 +75,13 @@ class FileItem(BaseModel):
     visible_tests: list[str] | None = None
     entry_point: str | None = None
     stub: str | None = None
-    options: list[str] | None = Field(default=None, min_length=2)
-    """A closed answer set, e.g. [Yes, No]: answers are constrained to it and scored by the option named."""
+    choices: list[str] | None = Field(default=None, min_length=2)
+    """A closed answer set, e.g. [Yes, No]: answers are constrained to it and scored by the choice named."""
 
-    @field_validator("options", mode="before")
+    @field_validator("choices", mode="before")
     @classmethod
-    def _split_options(cls, value: Any) -> Any:
-        """``options=Yes,No`` in a suite spec arrives as one string."""
+    def _split_choices(cls, value: Any) -> Any:
+        """``choices=Yes,No`` in a suite spec arrives as one string."""
         return [o.strip() for o in value.split(",") if o.strip()] if isinstance(value, str) else value
 
     @model_validator(mode="after")
@@ -83,11 +89,11 @@ class FileItem(BaseModel):
         if not (self.text or self.stub):
             raise ValueError("an item needs 'input' (or 'question' / 'prompt'), or a code 'stub'")
         if (
-            self.options
+            self.choices
             and self.expected is not None
-            and not OptionMatch(self.expected, tuple(self.options)).named(self.expected)
+            and not ChoiceMatch(self.expected, tuple(self.choices)).named(self.expected)
         ):
-            raise ValueError(f"answer {self.expected!r} is not one of the options {', '.join(self.options)}")
+            raise ValueError(f"answer {self.expected!r} is not one of the choices {', '.join(self.choices)}")
         return self
 
     @property
@@ -101,7 +107,7 @@ class FileItem(BaseModel):
 
 
 class _Yaml12Loader(yaml.SafeLoader):
-    """YAML with YAML 1.2's booleans: only true/false. Under 1.1 rules ``options: [Yes, No]`` or
+    """YAML with YAML 1.2's booleans: only true/false. Under 1.1 rules ``choices: [Yes, No]`` or
     ``answer: no`` would silently become booleans, and a yes/no suite could never be scored."""
 
 
@@ -147,10 +153,10 @@ def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
     for number, raw in enumerate(listed if isinstance(listed, list) else [], 1):
         _check_size(path, f"item {number}", len(json.dumps(raw, default=str).encode()))
     if isinstance(data, dict) and isinstance(data.get("items"), list):
-        unknown = set(data) - {"items", "description", *_DEFAULT_KEYS}
+        unknown = set(data) - {"items", "description", _FORMER_KEY, *_DEFAULT_KEYS}
         if unknown:
             raise ConfigError(
-                f"{path}: unknown top-level keys {sorted(unknown)}; valid: items, description, "
+                f"{path}: unknown top-level keys {sorted(unknown)}; valid keys: items, description, "
                 f"{', '.join(_DEFAULT_KEYS)}"
             )
         return data["items"], {k: v for k, v in data.items() if k != "items"}
@@ -192,8 +198,8 @@ def _scorer(item: FileItem, where: str) -> Scorer:
         if not item.tests:
             raise ConfigError(f"{where}: scoring 'tests' needs a non-empty 'tests' list")
         return CodeTests(tuple(_compiled(item.tests, where, "tests")))
-    if item.options and kind == "exact" and expected is not None:
-        return OptionMatch(expected, tuple(item.options))
+    if item.choices and kind == "exact" and expected is not None:
+        return ChoiceMatch(expected, tuple(item.choices))
     if kind == "judge":
         return LLMJudge(reference=expected, rubric=item.rubric)
     if kind == "regex":
@@ -239,7 +245,7 @@ def _item(raw: Any, index: int, defaults: dict[str, Any], path: Path) -> Item:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a mapping of fields, got {type(raw).__name__}")
     try:
-        parsed = FileItem.model_validate({**defaults, **raw})
+        parsed = FileItem.model_validate({**defaults, **former_key(raw, _FORMER_KEY, "choices", where=where)})
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "item"
@@ -247,9 +253,9 @@ def _item(raw: Any, index: int, defaults: dict[str, Any], path: Path) -> Item:
         raise ConfigError(f"{where}: {field}: {first['msg']}; valid fields: {valid}") from None
     code = _code_task(parsed, where)
     task = parsed.text or CODE_TASK_TEMPLATE.format(stub=parsed.stub)
-    options = tuple(parsed.options or ())
-    if options and code is None:  # every arm sees the same closed set in the task itself
-        task = f"{task}\n\n{closed_set_instruction(options)}"
+    choices = tuple(parsed.choices or ())
+    if choices and code is None:  # every arm sees the same closed set in the task itself
+        task = f"{task}\n\n{closed_set_instruction(choices)}"
     scorer = _scorer(parsed, where)
     return Item(
         id=str(parsed.id if parsed.id is not None else index + 1),
@@ -257,21 +263,24 @@ def _item(raw: Any, index: int, defaults: dict[str, Any], path: Path) -> Item:
         scorer=scorer,
         reference=parsed.expected,
         code=code,
-        options=options,
+        choices=choices,
         answer_pattern=NUMBER if isinstance(scorer, NumericMatch) and code is None else None,
     )
 
 
 def _spec_defaults(parts: SpecParts, label: str) -> dict[str, Any]:
     defaults: dict[str, Any] = {}
+    renamed = former_key(parts.params, _FORMER_KEY, "choices", where=f"suite {label!r}")
+    parts.params.clear()
+    parts.params.update(renamed)
     for key in _DEFAULT_KEYS:
         value = parts.take(key)
         if value is not None:
             defaults[key] = value
     if parts.params:
         raise ConfigError(
-            f"suite {label!r}: unknown option(s) {', '.join(sorted(parts.params))}; "
-            f"valid options for a file: {', '.join(_DEFAULT_KEYS)} (scoring: {', '.join(SCORING_KINDS)})"
+            f"suite {label!r}: unknown parameter(s) {', '.join(sorted(parts.params))}; "
+            f"valid parameters for a file: {', '.join(_DEFAULT_KEYS)} (scoring: {', '.join(SCORING_KINDS)})"
         )
     if "scoring" in defaults and defaults["scoring"] not in SCORING_KINDS:
         raise ConfigError(
@@ -294,6 +303,7 @@ def _portable(path: Path) -> str:
 def file_suite(path: Path, parts: SpecParts, label: str) -> Suite:
     overrides = _spec_defaults(parts, label)
     rows, defaults = _read(path)
+    defaults = former_key(defaults, _FORMER_KEY, "choices", where=str(path))
     description = str(defaults.pop("description", "") or "")
     items = [_item(raw, i, {**defaults, **overrides}, path) for i, raw in enumerate(rows)]
     ids = [i.id for i in items]
@@ -305,9 +315,10 @@ def file_suite(path: Path, parts: SpecParts, label: str) -> Suite:
     coded = {i.code is not None for i in chosen}
     if len(coded) > 1:
         raise ConfigError(f"{path}: mixes code items (with 'tests') and short-answer items; use one kind per file")
-    option_key = "".join(f"&{k}={v}" for k, v in sorted(overrides.items()))
+    stored = {(_FORMER_KEY if k == "choices" else k): v for k, v in overrides.items()}  # the key rows have
+    query = "&".join(f"{k}={v}" for k, v in sorted(stored.items()))
     return Suite(
-        key=f"file:{_portable(path)}{'?' + option_key[1:] if option_key else ''}",
+        key=f"file:{_portable(path)}{'?' + query if query else ''}",
         label=label,
         items=tuple(chosen),
         answer_format="code" if coded == {True} else "short",

@@ -2,9 +2,10 @@
 
 Items are stable across sizes (item i of seed s is the same whatever n is),
 so the suite key leaves ``n`` out and a larger run reuses a smaller one's rows.
-Extra options are passed to the generator's config (``?min_terms=3``), except ``options=Yes,No``: a closed answer
-set every arm is held to (as a JSONL item's ``options``), for tasks whose answers come from one (syllogism's Yes/No,
-ransom_note's True/False); every generated answer must be one of them.
+Extra parameters are passed to the generator's config (``?min_terms=3``), except ``choices=Yes,No``: a closed answer
+set every arm is held to (as a JSONL item's ``choices``), for tasks whose answers come from one (syllogism's Yes/No,
+ransom_note's True/False); every generated answer must be one of them. Its former spelling ``options=`` still
+loads, warning; the suite's key keeps that spelling (rows are stored under it).
 
 A model's answer is outside input, and reasoning-gym's scorers parse it with third-party parsers that evaluate it
 (sympy's ``parse_expr`` in countdown, ``eval`` in n_queens; ``"-" * 100000 + "1"`` exhausts memory there). So an
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from moot._extras import require
+from moot._renamed import former_key
 from moot.boundary import DataBounds, load_json, one_line
 from moot.errors import ConfigError
 from moot.harness.suites._items import Item, Score, ScoreContext, Suite
@@ -39,7 +41,7 @@ from moot.harness.suites._score_worker import (
     GymEntry,
     Request,
 )
-from moot.harness.suites._scorers import OptionMatch
+from moot.harness.suites._scorers import ChoiceMatch
 from moot.harness.suites._selectors import SpecParts, int_param
 from moot.roles import NUMBER
 from moot.sandbox import isolation_floor
@@ -56,6 +58,8 @@ __all__ = [
 
 MAX_ANSWER_CHARS = 10_000
 """The longest answer a reasoning-gym scorer is shown; a short-answer task's answer is a line, not a page."""
+_FORMER_KEY = "options"
+"""What the ``choices`` parameter was called, and is still called in the suite keys rows are stored under."""
 WORKER_START_SECONDS = 30
 """Wall time the scoring child may take to start (it imports reasoning-gym) on top of a call's own bound."""
 MAX_REPLY_BYTES = REPLY_BYTES
@@ -162,7 +166,7 @@ def _import() -> Any:
     return reasoning_gym
 
 
-def _option(value: str) -> Any:
+def _config_value(value: str) -> Any:
     for kind in (int, float):
         try:
             return kind(value)
@@ -178,13 +182,13 @@ def _is_number(answer: object) -> bool:
 
 
 def _closed_set(given: str | None, label: str) -> tuple[str, ...]:
-    """``options=Yes,No``: the closed answer set, at least two distinct options."""
+    """``choices=Yes,No``: the closed answer set, at least two distinct choices."""
     if given is None:
         return ()
     closed = tuple(dict.fromkeys(o.strip() for o in given.split(",") if o.strip()))
     if len(closed) < 2:
         raise ConfigError(
-            f"suite {label!r}: options needs at least two answers separated by commas, e.g. options=Yes,No"
+            f"suite {label!r}: choices needs at least two answers separated by commas, e.g. choices=Yes,No"
         )
     return closed
 
@@ -192,9 +196,9 @@ def _closed_set(given: str | None, label: str) -> tuple[str, ...]:
 def _check_closed(dataset: Any, closed: tuple[str, ...], label: str) -> None:
     """Every generated answer must name one of ``closed``, or no arm could ever be right on that item."""
     for i, entry in enumerate(dataset):
-        if OptionMatch(str(entry["answer"]), closed).named(str(entry["answer"])) is None:
+        if ChoiceMatch(str(entry["answer"]), closed).named(str(entry["answer"])) is None:
             raise ConfigError(
-                f"suite {label!r}: item {i}'s answer {str(entry['answer'])[:60]!r} is not one of the options "
+                f"suite {label!r}: item {i}'s answer {str(entry['answer'])[:60]!r} is not one of the choices "
                 f"{', '.join(closed)}; give the task's own answer set"
             )
 
@@ -203,8 +207,9 @@ def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
     gym = _import()
     n = int_param(parts, "n", 50, what=f"suite {label!r}", minimum=1)
     seed = int_param(parts, "seed", 1, what=f"suite {label!r}")
-    closed = _closed_set(parts.params.get("options"), label)
-    options = {k: _option(v) for k, v in sorted(parts.params.items()) if k != "options"}
+    params = former_key(parts.params, _FORMER_KEY, "choices", where=f"suite {label!r}")
+    closed = _closed_set(params.get("choices"), label)
+    config = {k: _config_value(v) for k, v in sorted(params.items()) if k != "choices"}
     known = sorted(gym.factory.DATASETS)
     if task not in known:
         raise ConfigError(
@@ -212,22 +217,23 @@ def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
             f"({len(known)} tasks: {', '.join(known)})"
         )
     try:
-        dataset = gym.create_dataset(task, size=n, seed=seed, **options)
+        dataset = gym.create_dataset(task, size=n, seed=seed, **config)
     except (TypeError, ValueError, AssertionError) as exc:
-        raise ConfigError(f"suite {label!r}: reasoning-gym rejected the options: {exc}") from None
-    extra = "".join(f"&{k}={v}" for k, v in sorted(parts.params.items()))
+        raise ConfigError(f"suite {label!r}: reasoning-gym rejected the parameters: {exc}") from None
+    stored = {(_FORMER_KEY if k == "choices" else k): v for k, v in params.items()}  # the key rows are stored under
+    extra = "".join(f"&{k}={v}" for k, v in sorted(stored.items()))
     key = f"reasoning-gym:{task}?seed={seed}{extra}"
     if closed:
         _check_closed(dataset, closed, label)
     pattern = NUMBER if not closed and all(_is_number(entry["answer"]) for entry in dataset) else None
-    settings = tuple(options.items())
+    settings = tuple(config.items())
     items = [
         Item(
             id=f"{task}/{seed}/{i}",
             task=entry["question"],
             scorer=GymScore(GymEntry(task, n, seed, settings, i), entry["answer"]),
             reference=entry["answer"],
-            options=closed,
+            choices=closed,
             answer_pattern=pattern,
         )
         for i, entry in enumerate(dataset)

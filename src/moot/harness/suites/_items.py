@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from moot._renamed import former_keywords
 from moot.harness.suites._choices import listed_choices
 from moot.roles import NUMBER
 
@@ -32,14 +33,14 @@ __all__ = [
 AnswerFormat = Literal["code", "short"]
 """``code``: the answer is a program (fenced block); ``short``: a short final answer (number, name, phrase)."""
 
-AnswerKind = Literal["code", "multiple_choice", "options", "number", "text"]
+AnswerKind = Literal["code", "multiple_choice", "choices", "number", "text"]
 """What every item of a suite asks for, finer than :data:`AnswerFormat`: ``multiple_choice`` (the question
-lists its choices under the answer set's labels, ``A) … B) …``), ``options`` any other closed answer set (Yes/No),
+lists its choices under the answer set's labels, ``A) … B) …``), ``choices`` any other closed answer set (Yes/No),
 ``number`` a plain number (items held to ``moot.roles.NUMBER``), ``text`` any other short answer. An arm's defaults
 are chosen per kind, on tuning slices of that kind: what wins on arithmetic can lose on yes/no, and a model's lean
 on one label is a different problem from its lean on one word."""
 
-CLOSED_KINDS: frozenset[AnswerKind] = frozenset({"multiple_choice", "options"})
+CLOSED_KINDS: frozenset[AnswerKind] = frozenset({"multiple_choice", "choices"})
 """The kinds whose answers come from a closed set: the ones a choice order applies to."""
 
 
@@ -86,6 +87,7 @@ class CodeTask:
     probe_calls: tuple[str, ...] = ()
 
 
+@former_keywords(options="choices")
 @dataclass(frozen=True)
 class Item:
     """One task: the text the arms see, how to score an answer, and (for code) the CodeTask."""
@@ -96,7 +98,7 @@ class Item:
     reference: str | None = None
     """The expected answer, shown in reports; scoring never reads it from here."""
     code: CodeTask | None = None
-    options: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
     """A closed answer set (``Yes, No`` or ``A, B, C, D``): every arm must answer with one of them."""
     answer_pattern: str | None = None
     """A regular expression every arm's short answer must match (``moot.roles.NUMBER`` for numeric suites),
@@ -120,12 +122,12 @@ class Suite:
     @property
     def answer_kind(self) -> AnswerKind:
         """The kind every item shares; a suite mixing kinds is the wider one (closed sets some of whose questions list
-        their choices: ``options``; some items with options, some without: ``text``)."""
+        their choices: ``choices``; some items with choices, some without: ``text``)."""
         if self.answer_format == "code":
             return "code"
-        if self.items and all(i.options for i in self.items):
-            listed = all(listed_choices(i.task, i.options) for i in self.items)
-            return "multiple_choice" if listed else "options"
+        if self.items and all(i.choices for i in self.items):
+            listed = all(listed_choices(i.task, i.choices) for i in self.items)
+            return "multiple_choice" if listed else "choices"
         if self.items and all(i.answer_pattern == NUMBER for i in self.items):
             return "number"
         return "text"

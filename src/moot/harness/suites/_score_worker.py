@@ -58,8 +58,9 @@ class GymEntry:
     task: str
     size: int
     seed: int
-    options: tuple[tuple[str, Any], ...]
-    """The generator's config options (``?min_terms=3``): ints, floats, booleans and strings."""
+    config: tuple[tuple[str, Any], ...]
+    """The generator's config, from the suite spec's parameters (``?min_terms=3``): ints, floats, booleans and
+    strings."""
     index: int
 
 
@@ -82,21 +83,21 @@ class Request:
         """The request moot's process wrote (trusted: the answer inside is only ever a string here)."""
         fields = json.loads(data)
         entry = fields.pop("entry")
-        options = tuple((str(key), value) for key, value in entry.pop("options"))
-        return cls(GymEntry(**entry, options=options), **{**fields, "required": tuple(fields["required"])})
+        config = tuple((str(key), value) for key, value in entry.pop("config"))
+        return cls(GymEntry(**entry, config=config), **{**fields, "required": tuple(fields["required"])})
 
 
 @functools.cache
-def _dataset(task: str, size: int, seed: int, options: tuple[tuple[str, Any], ...]) -> Any:
+def _dataset(task: str, size: int, seed: int, config: tuple[tuple[str, Any], ...]) -> Any:
     """The dataset an entry belongs to, built once per server (before any fork, so every answer shares it)."""
     import reasoning_gym
 
-    return reasoning_gym.create_dataset(task, size=size, seed=seed, **dict(options))
+    return reasoning_gym.create_dataset(task, size=size, seed=seed, **dict(config))
 
 
 def dataset_entry(entry: GymEntry) -> tuple[Any, Any]:
     """The dataset and the generated entry that ``entry`` names."""
-    dataset = _dataset(entry.task, entry.size, entry.seed, entry.options)
+    dataset = _dataset(entry.task, entry.size, entry.seed, entry.config)
     return dataset, dataset[entry.index]
 
 

@@ -22,7 +22,7 @@ from moot.harness.suites._items import CodeTask, Item, Score, ScoreContext
 from moot.roles import Role, register_role
 from moot.sandbox import SandboxLimits, SandboxStatus, assemble_program, label_for, run_in_thread, task_helpers
 
-__all__ = ["CodeTests", "ExactMatch", "Judgement", "LLMJudge", "NumericMatch", "OptionMatch", "RegexMatch"]
+__all__ = ["ChoiceMatch", "CodeTests", "ExactMatch", "Judgement", "LLMJudge", "NumericMatch", "RegexMatch"]
 
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
@@ -40,21 +40,21 @@ class ExactMatch:
 
 
 @dataclass(frozen=True)
-class OptionMatch:
-    """For a closed answer set: the option the answer names, compared with the expected option.
+class ChoiceMatch:
+    """For a closed answer set: the choice the answer names, compared with the expected choice.
 
-    The answer names an option when it is that option (after normalisation),
-    or mentions exactly one option as a whole word ("No, because ...").
+    The answer names a choice when it is that choice (after normalisation),
+    or mentions exactly one choice as a whole word ("No, because ...").
     Prose that names none, or several, scores 0.
     """
 
     expected: str
-    options: tuple[str, ...]
+    choices: tuple[str, ...]
     cheap: bool = True
 
     def named(self, answer: str) -> str | None:
         said = normalise_answer(answer)
-        normal = {normalise_answer(o): o for o in self.options}
+        normal = {normalise_answer(o): o for o in self.choices}
         if said in normal:
             return normal[said]
         mentioned = [o for n, o in normal.items() if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", said)]
@@ -63,7 +63,7 @@ class OptionMatch:
     async def score(self, item: Item, answer: str, ctx: ScoreContext) -> Score:
         named = self.named(answer)
         if named is None:
-            return Score(0.0, f"names none of the options {', '.join(self.options)} (or several)")
+            return Score(0.0, f"names none of the choices {', '.join(self.choices)} (or several)")
         ok = normalise_answer(named) == normalise_answer(self.expected)
         return Score(1.0 if ok else 0.0, "" if ok else f"answered {named!r}, expected {self.expected!r}")
 

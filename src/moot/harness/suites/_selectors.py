@@ -40,11 +40,11 @@ def parse_spec(text: str, *, what: str, forms: str) -> SpecParts:
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
-        raise ConfigError(f"bad {what} {text!r}: options must be key=value pairs joined by '&'") from None
+        raise ConfigError(f"bad {what} {text!r}: parameters must be key=value pairs joined by '&'") from None
     params: dict[str, str] = {}
     for key, value in pairs:
         if key in params:
-            raise ConfigError(f"bad {what} {text!r}: option {key!r} given twice")
+            raise ConfigError(f"bad {what} {text!r}: parameter {key!r} given twice")
         params[key] = value
     return SpecParts(match.group("name").strip(), cut, params)
 
@@ -75,4 +75,4 @@ def int_param(parts: SpecParts, key: str, default: int, *, what: str, minimum: i
 
 def reject_unknown(parts: SpecParts, *, what: str, valid: str) -> None:
     if parts.params:
-        raise ConfigError(f"{what}: unknown option(s) {', '.join(sorted(parts.params))}; valid options: {valid}")
+        raise ConfigError(f"{what}: unknown parameter(s) {', '.join(sorted(parts.params))}; valid parameters: {valid}")

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from moot.harness import Attempt, ExactMatch, Item, Suite, ask
+from moot.harness import Attempt, ExactMatch, Item, Suite, agent_reply
 from moot.models import DeterministicModel, Provider
 from moot.roles import role
 from moot.teams import Reflection, TeamParts, Topology
@@ -44,17 +44,17 @@ class EchoArm:
     first_round_name = "first echo"
     model_roles = ("echoer",)
 
-    def __init__(self, options: Mapping[str, str]) -> None:
-        unknown = set(options) - {"tone"}
+    def __init__(self, params: Mapping[str, str]) -> None:
+        unknown = set(params) - {"tone"}
         if unknown:
-            raise ValueError(f"echo takes only tone, got {sorted(unknown)}")
-        self.settings: dict[str, Any] = dict(options)
+            raise ValueError(f"echo takes only the parameter tone, got {sorted(unknown)}")
+        self.settings: dict[str, Any] = dict(params)
 
     def check(self, suite: Suite) -> None:
         """Runs on any suite."""
 
     async def solve(self, item: Item, ctx: Any) -> Attempt:
-        reply = await ask(ctx.agent(role("generator"), model_role="echoer"), item.task)
+        reply = await agent_reply(ctx.agent(role("generator"), model_role="echoer"), item.task)
         return Attempt(reply.text, parse_failures=reply.parse_failures, first_round=reply.text)
 
 
