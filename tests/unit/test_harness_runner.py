@@ -289,7 +289,8 @@ def test_a_user_s_sampling_arm_is_sized_by_k_and_compute_matched(sums, tmp_path,
 def test_a_user_s_baseline_arm_is_what_a_chosen_variant_is_measured_against(sums, tmp_path, model):
     register_arm("floor", Floor)
     try:
-        comparison = run(compare_request(sums, tmp_path / "out", model(wrong={1}), arms=["floor", "debate", "debate?rounds=2"]))
+        arms = ["floor", "debate", "debate?rounds=2"]
+        comparison = run(compare_request(sums, tmp_path / "out", model(wrong={1}), arms=arms))
         report = build_report(comparison)
     finally:
         unregister_arm("floor")
