@@ -15,7 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from moot.errors import ConfigError, MootError
 
-__all__ = ["former_function", "former_key", "former_keywords", "warn_renamed"]
+__all__ = ["RenamedWarning", "former_function", "former_key", "former_keywords", "warn_renamed"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -23,9 +23,14 @@ T = TypeVar("T")
 V = TypeVar("V")
 
 
+class RenamedWarning(DeprecationWarning):
+    """A former spelling was used. Its own class so the command line can say it as a one-line note (Python hides
+    a library's DeprecationWarnings by default, and a command-line user wrote the spelling in a file or a spec)."""
+
+
 def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
     """Warn that ``old`` is now called ``new`` (a DeprecationWarning at the caller's line)."""
-    warnings.warn(f"{old} is deprecated; it is now called {new}", DeprecationWarning, stacklevel=stacklevel)
+    warnings.warn(f"{old} is deprecated; it is now called {new}", RenamedWarning, stacklevel=stacklevel)
 
 
 def former_keywords(**renamed: str) -> Callable[[T], T]:

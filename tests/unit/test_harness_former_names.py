@@ -143,3 +143,20 @@ def test_a_committed_folder_s_suite_spec_still_loads_and_keys_the_rows_it_holds(
         old = load_suite("docs/compare/suites/yes-no-3.jsonl?options=Yes,No")
     new = _no_warning(lambda: load_suite("docs/compare/suites/yes-no-3.jsonl?choices=Yes,No"))
     assert old.key == new.key and stored == {new.key}
+
+
+def test_the_command_line_says_a_former_spelling_once_as_a_note(tmp_path: Path):
+    import subprocess
+    import sys
+
+    suite = tmp_path / "yn.jsonl"
+    suite.write_text('{"id": "a", "question": "Is 4 even?", "answer": "Yes"}\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "moot", "compare", f"{suite}?options=Yes,No", "--arms", "single",
+         "--model", "scripted:deterministic", "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    notes = [line for line in done.stderr.splitlines() if line.startswith("moot: note:")]
+    assert done.returncode == 0, done.stderr
+    assert notes == [f"moot: note: suite '{suite}?options=Yes,No': options is deprecated; it is now called choices"]
+    assert "DeprecationWarning" not in done.stderr
