@@ -210,8 +210,8 @@ def test_compute_matched_needs_a_debate_and_a_self_consistency_arm(sums, tmp_pat
         (["debate?experts=1"], "arm 'debate': experts: Input should be greater than or equal to 2"),
         (
             ["debate?judges=2"],
-            "valid parameters: experts (default 3), rounds (default 3 (1 on a closed answer set) for short answers, "
-            "2 for code)",
+            "valid parameters: experts (default 3), rounds (default 3 on numbers (1 on any other short answer) for "
+            "short answers, 2 for code)",
         ),
         (["debate?rebuttal_temperature=hot"], "rebuttal_temperature (default 0.7 for short answers, opened for"),
         (["single", "single"], "each arm may appear once"),
@@ -928,17 +928,21 @@ def test_hidden_peer_answers_reach_the_debate_and_its_rows_key(sums, tmp_path, m
         assert "- The sum is ?." in view and not re.search(r"\d", re.sub(r"expert_\d", "", view))  # no answer shown
 
 
-def test_anchor_is_refused_for_code_and_left_out_of_the_key_when_off():
+def test_anchor_is_refused_for_code_and_left_out_of_the_key_when_off(tmp_path):
     from moot.harness.arms._team_arms import DebateArm
     from moot.harness.suites._suites import load_suite
 
     old_key = {"experts": 3, "rounds": 2, "arbiter": "auto", "temperature": 0.7}  # every earlier row's
-    classic = {"rounds": "2", "anchor": "none", "peer_answers": "shown", "temperature": "0.7"}
-    assert DebateArm(classic).settings == old_key
+    classic = DebateArm({"rounds": "2", "anchor": "none", "peer_answers": "shown", "temperature": "0.7"})
+    sums = load_suite(str(write_sums(tmp_path / "sums.jsonl", 2)))
+    classic.check(sums)
+    assert classic.settings == old_key
     code = DebateArm({})
     code.check(load_suite("humaneval[:2]"))
     assert code.settings == old_key  # a code debate's defaults are what every code row ran
-    assert DebateArm({}).settings == {  # short answers: what measured best on chain_sum
+    numbers = DebateArm({})
+    numbers.check(sums)
+    assert numbers.settings == {  # numbers: what measured best on chain_sum
         **old_key,
         "rounds": 3,
         "temperature": "0/0.3/0.3",

@@ -74,8 +74,9 @@ def sum_of(text: str) -> int | None:
 
 
 def write_sums(path: Path, n: int) -> Path:
-    path.write_text("\n".join(json.dumps({"id": f"q{i}", "input": f"What is {i} + {2 * i}?", "answer": 3 * i})
-                              for i in range(n)) + "\n")  # fmt: skip
+    """``n`` sums scored as numbers: a suite of the kind ``number``, whose debate defaults the tests exercise."""
+    path.write_text("\n".join(json.dumps({"id": f"q{i}", "input": f"What is {i} + {2 * i}?", "answer": 3 * i,
+                                          "scoring": "numeric"}) for i in range(n)) + "\n")  # fmt: skip
     return path
 
 

@@ -182,7 +182,7 @@ class DebateSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     experts: int = Field(default=3, ge=2, le=MAX_EXPERTS)
-    rounds: int | None = by_answers("3 (1 on a closed answer set)", "2", ge=1, le=10)
+    rounds: int | None = by_answers("3 on numbers (1 on any other short answer)", "2", ge=1, le=10)
     """At most this many rounds (fewer when the experts agree). Short answers: the third round lets a change
     adopted in the second outvote round 1 (chain_sum's three tuning slices: 109 of 300 against two rounds' 108,
     one item, no evidence either way; docs/compare/tuning/README.md); on a closed answer set the
@@ -202,7 +202,7 @@ class DebateSettings(BaseModel):
     returns and the sampled experts must out-vote it; ``held`` also keeps that answer unchanged in every
     later round (expert 1 is asked nothing more); ``none``: every expert opens on its own."""
 
-    opening: Opening | None = by_answers("solver on a closed answer set, expert otherwise", "expert")
+    opening: Opening | None = by_answers("expert on numbers, solver on any other short answer", "expert")
     """Short answers: how a sampled expert opens. ``expert``: the panel's expert prompt and position (reasoning,
     answer, key arguments, confidence); ``solver``: the very call the ``single`` arm makes, sampled at the
     expert's temperature and seed, its reasoning's last statements taken as key arguments (as the anchor's). Round
@@ -337,13 +337,15 @@ class KindDefaults:
 _KIND_DEFAULTS: dict[AnswerKind, KindDefaults] = {
     "code": KindDefaults("expert", rounds=2),
     "number": KindDefaults("expert", rounds=3),
-    "text": KindDefaults("expert", rounds=3),
+    "text": KindDefaults("solver", rounds=1),
     "choices": KindDefaults("solver", rounds=1, choice_order="rotated"),
     "multiple_choice": KindDefaults("solver", rounds=1, choice_order="rotated"),
 }
 """Each kind's defaults, chosen on tuning slices of that kind and then tested on items written after the choice
-(docs/compare/tuning/README.md says which items decided what). Numbers: chain_sum (other short answers take them,
-unmeasured). Closed answer sets vote once: on 60 yes/no tuning items the later rounds changed one verdict, for the
+(docs/compare/tuning/README.md says which items decided what). Numbers: chain_sum. Other short answers (text) vote
+once on single's answer and two samples of it: a yes/no suite that declares no choices is text, and there the
+numbers' defaults lost to single (yes/no tuning slice without choices: 10 / 30 against single's 13, the vote 14).
+Closed answer sets vote once: on 60 yes/no tuning items the later rounds changed one verdict, for the
 worse, at twice the tokens. There the 0.5B model leans on one label ("A" on 27 of 40 fresh multiple-choice
 questions) or one word ("No"), and samples of one prompt share the lean, so the two sampled experts are shown the
 choices rotated (lettered after the question when it lists none): a lean then names different answers for the two
