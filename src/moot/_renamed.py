@@ -15,7 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from moot.errors import ConfigError, MootError
 
-__all__ = ["RenamedWarning", "former_function", "former_key", "former_keywords", "warn_renamed"]
+__all__ = ["RenamedWarning", "former_function", "former_key", "former_keywords", "say_renames_to", "warn_renamed"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -24,13 +24,27 @@ V = TypeVar("V")
 
 
 class RenamedWarning(DeprecationWarning):
-    """A former spelling was used. Its own class so the command line can say it as a one-line note (Python hides
-    a library's DeprecationWarnings by default, and a command-line user wrote the spelling in a file or a spec)."""
+    """A former spelling was used: a DeprecationWarning of moot's own renames (see :func:`say_renames_to`)."""
+
+
+_SINKS: list[Callable[[str], None]] = []
+_SAID: set[str] = set()
+
+
+def say_renames_to(sink: Callable[[str], None]) -> None:
+    """Also hand each former spelling's message, once, to ``sink``: the command line prints it as a one-line note,
+    since Python hides a library's DeprecationWarnings and a user who wrote ``?options=`` in a spec should hear."""
+    _SINKS.append(sink)
 
 
 def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
-    """Warn that ``old`` is now called ``new`` (a DeprecationWarning at the caller's line)."""
-    warnings.warn(f"{old} is deprecated; it is now called {new}", RenamedWarning, stacklevel=stacklevel)
+    """Warn that ``old`` is now called ``new`` (a DeprecationWarning at the caller's line), and tell any sink once."""
+    message = f"{old} is deprecated; it is now called {new}"
+    warnings.warn(message, RenamedWarning, stacklevel=stacklevel)
+    if _SINKS and message not in _SAID:
+        _SAID.add(message)
+        for sink in _SINKS:
+            sink(message)
 
 
 def former_keywords(**renamed: str) -> Callable[[T], T]:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import warnings
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TextIO
+from typing import Annotated, Any, Literal
 
 import typer
 from autogen_agentchat.base import TaskResult
@@ -32,7 +31,7 @@ from moot._exit_codes import (
     say_error,
 )
 from moot._extras import require
-from moot._renamed import RenamedWarning
+from moot._renamed import say_renames_to
 from moot._usage_errors import OneLineCommand, OneLineGroup
 from moot.arbiters import load_arbiter
 from moot.boundary import TerminalConsole, read_bounded
@@ -566,22 +565,6 @@ def main() -> None:
 
 def _say_renames() -> None:
     """A former spelling in what the user wrote (a suite file's ``options:``, ``?options=`` in a spec) is said once,
-    as a one-line note on stderr: Python hides a library's DeprecationWarnings, and a traceback-style warning line
-    would name moot's file, not the user's."""
-    shown = warnings.showwarning
-
-    def note(
-        message: Warning | str,
-        category: type[Warning],
-        filename: str,
-        lineno: int,
-        file: TextIO | None = None,
-        line: str | None = None,
-    ) -> None:
-        if issubclass(category, RenamedWarning):
-            print(f"moot: note: {message}", file=sys.stderr)
-        else:
-            shown(message, category, filename, lineno, file, line)
-
-    warnings.showwarning = note
-    warnings.simplefilter("default", RenamedWarning)
+    as a one-line note on stderr (moot._renamed hands it over; a traceback-style warning line would name moot's
+    file, not the user's)."""
+    say_renames_to(lambda message: print(f"moot: note: {message}", file=sys.stderr))

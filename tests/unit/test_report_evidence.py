@@ -32,7 +32,10 @@ def test_a_report_opens_with_the_evidence_for_its_kind(sums, tmp_path, model):  
     assert report.answer_kind == "choices" and report.evidence == evidence_for("choices")
     text = write_report(report, tmp_path / "out").markdown.read_text()
     assert f"**Evidence on a closed answer set:** {evidence_for('choices').measured}" in text
-    exact = build_report(run(compare_request(sums, tmp_path / "sums", model(), arms=["single"])))  # exact-match sums
+    words = tmp_path / "exact.jsonl"  # the same sums, scored as exact text: another short answer
+    lines = [{"id": f"q{i}", "input": f"What is {i} + {2 * i}?", "answer": str(3 * i)} for i in range(3)]
+    words.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    exact = build_report(run(compare_request(words, tmp_path / "sums", model(), arms=["single"])))
     assert exact.answer_kind == "text" and exact.evidence == evidence_for("text")
     text = write_report(exact, tmp_path / "sums").markdown.read_text()
     assert f"**Evidence on other short answers:** {evidence_for('text').measured}" in text
