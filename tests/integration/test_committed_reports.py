@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from moot.harness import CompareRequest, run_comparison
+from moot.harness.reports._selection import _sliced
 from moot.harness.suites._selectors import parse_spec
 from moot.harness.suites._suites import SUITE_FORMS
 
@@ -29,12 +30,12 @@ COMPARED = ("answer", "score", "status", "prompt_tokens", "completion_tokens", "
 
 
 def _first_items(spec: str, n: int) -> str:
-    """``spec`` cut to its first ``n`` items (inside its own slice, if it has one)."""
+    """``spec`` cut to its first ``n`` items (inside its own slice, if it has one), placed as the report's own
+    confirm commands place a slice (``_sliced``)."""
     parts = parse_spec(spec, what="suite spec", forms=SUITE_FORMS)
     start = (parts.slice.start or 0) if parts.slice is not None else 0
-    name, _, query = spec.partition("?")
-    base = name.split("[", 1)[0]
-    return f"{base}[{start}:{start + n}]" + (f"?{query}" if query else "")
+    name, mark, query = spec.partition("?")
+    return _sliced(name.split("[", 1)[0] + mark + query, start, start + n)
 
 
 def _rows(db: Path, items: set[str]) -> dict[tuple[str, str], tuple[object, ...]]:

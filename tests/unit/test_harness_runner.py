@@ -265,11 +265,18 @@ class Draws:
         return Attempt(item.reference or "", stop_reason=f"{self.k} draws", metrics={"k": self.k})
 
 
-class Floor(Draws):
-    """A baseline of a user's own: the selection warning measures variants against it."""
+class Floor:
+    """A baseline of a user's own (and no sampling arm): the selection warning measures variants against it."""
 
     name = "floor"
     baseline = True
+    settings: dict[str, str] = {}
+
+    def __init__(self, params):
+        pass
+
+    def check(self, suite):
+        pass
 
     async def solve(self, item, ctx):
         return Attempt("0", stop_reason="always 0")
