@@ -32,7 +32,7 @@ from moot.harness.suites._examples import docstring_examples
 from moot.harness.suites._humaneval import CODE_TASK_TEMPLATE
 from moot.harness.suites._items import CodeTask, Item, Scorer, Suite
 from moot.harness.suites._scorers import ChoiceMatch, CodeTests, ExactMatch, LLMJudge, NumericMatch, RegexMatch
-from moot.harness.suites._selectors import SpecParts
+from moot.harness.suites._selectors import FORMER_CHOICES, SpecParts, key_query, renamed_choices
 from moot.roles import NUMBER
 from moot.sandbox import validate_tests
 
@@ -42,7 +42,6 @@ FILE_SUFFIXES = (".jsonl", ".yaml", ".yml")
 SCORING_KINDS = ("exact", "regex", "numeric", "judge", "tests")
 Scoring = Literal["exact", "regex", "numeric", "judge", "tests"]
 _DEFAULT_KEYS = ("scoring", "tolerance", "rel_tolerance", "rubric", "choices")
-_FORMER_KEY = "options"
 """What ``choices`` was called, in files, specs and the suite keys rows are stored under."""
 MAX_ITEM_BYTES = 1_000_000
 """The largest item a suite file may hold: one JSONL line, or one YAML item written as JSON (1 MB; a whole
@@ -153,7 +152,7 @@ def _read(path: Path) -> tuple[list[Any], dict[str, Any]]:
     for number, raw in enumerate(listed if isinstance(listed, list) else [], 1):
         _check_size(path, f"item {number}", len(json.dumps(raw, default=str).encode()))
     if isinstance(data, dict) and isinstance(data.get("items"), list):
-        unknown = set(data) - {"items", "description", _FORMER_KEY, *_DEFAULT_KEYS}
+        unknown = set(data) - {"items", "description", FORMER_CHOICES, *_DEFAULT_KEYS}
         if unknown:
             raise ConfigError(
                 f"{path}: unknown top-level keys {sorted(unknown)}; valid keys: items, description, "
@@ -245,7 +244,7 @@ def _item(raw: Any, index: int, defaults: dict[str, Any], path: Path) -> Item:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a mapping of fields, got {type(raw).__name__}")
     try:
-        parsed = FileItem.model_validate({**defaults, **former_key(raw, _FORMER_KEY, "choices", where=where)})
+        parsed = FileItem.model_validate({**defaults, **former_key(raw, FORMER_CHOICES, "choices", where=where)})
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "item"
@@ -270,7 +269,7 @@ def _item(raw: Any, index: int, defaults: dict[str, Any], path: Path) -> Item:
 
 def _spec_defaults(parts: SpecParts, label: str) -> dict[str, Any]:
     defaults: dict[str, Any] = {}
-    renamed = former_key(parts.params, _FORMER_KEY, "choices", where=f"suite {label!r}")
+    renamed = renamed_choices(parts.params, label)
     parts.params.clear()
     parts.params.update(renamed)
     for key in _DEFAULT_KEYS:
@@ -303,7 +302,7 @@ def _portable(path: Path) -> str:
 def file_suite(path: Path, parts: SpecParts, label: str) -> Suite:
     overrides = _spec_defaults(parts, label)
     rows, defaults = _read(path)
-    defaults = former_key(defaults, _FORMER_KEY, "choices", where=str(path))
+    defaults = former_key(defaults, FORMER_CHOICES, "choices", where=str(path))
     description = str(defaults.pop("description", "") or "")
     items = [_item(raw, i, {**defaults, **overrides}, path) for i, raw in enumerate(rows)]
     ids = [i.id for i in items]
@@ -315,8 +314,7 @@ def file_suite(path: Path, parts: SpecParts, label: str) -> Suite:
     coded = {i.code is not None for i in chosen}
     if len(coded) > 1:
         raise ConfigError(f"{path}: mixes code items (with 'tests') and short-answer items; use one kind per file")
-    stored = {(_FORMER_KEY if k == "choices" else k): v for k, v in overrides.items()}  # the key rows have
-    query = "&".join(f"{k}={v}" for k, v in sorted(stored.items()))
+    query = key_query(overrides)
     return Suite(
         key=f"file:{_portable(path)}{'?' + query if query else ''}",
         label=label,

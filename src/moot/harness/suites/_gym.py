@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from moot._extras import require
-from moot._renamed import former_key
 from moot.boundary import DataBounds, load_json, one_line
 from moot.errors import ConfigError
 from moot.harness.suites._items import Item, Score, ScoreContext, Suite
@@ -42,7 +41,7 @@ from moot.harness.suites._score_worker import (
     Request,
 )
 from moot.harness.suites._scorers import ChoiceMatch
-from moot.harness.suites._selectors import SpecParts, int_param
+from moot.harness.suites._selectors import SpecParts, int_param, key_query, renamed_choices
 from moot.roles import NUMBER
 from moot.sandbox import isolation_floor
 
@@ -58,7 +57,6 @@ __all__ = [
 
 MAX_ANSWER_CHARS = 10_000
 """The longest answer a reasoning-gym scorer is shown; a short-answer task's answer is a line, not a page."""
-_FORMER_KEY = "options"
 """What the ``choices`` parameter was called, and is still called in the suite keys rows are stored under."""
 WORKER_START_SECONDS = 30
 """Wall time the scoring child may take to start (it imports reasoning-gym) on top of a call's own bound."""
@@ -207,7 +205,7 @@ def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
     gym = _import()
     n = int_param(parts, "n", 50, what=f"suite {label!r}", minimum=1)
     seed = int_param(parts, "seed", 1, what=f"suite {label!r}")
-    params = former_key(parts.params, _FORMER_KEY, "choices", where=f"suite {label!r}")
+    params = renamed_choices(parts.params, label)
     closed = _closed_set(params.get("choices"), label)
     config = {k: _config_value(v) for k, v in sorted(params.items()) if k != "choices"}
     known = sorted(gym.factory.DATASETS)
@@ -220,9 +218,8 @@ def gym_suite(task: str, parts: SpecParts, label: str) -> Suite:
         dataset = gym.create_dataset(task, size=n, seed=seed, **config)
     except (TypeError, ValueError, AssertionError) as exc:
         raise ConfigError(f"suite {label!r}: reasoning-gym rejected the parameters: {exc}") from None
-    stored = {(_FORMER_KEY if k == "choices" else k): v for k, v in params.items()}  # the key rows are stored under
-    extra = "".join(f"&{k}={v}" for k, v in sorted(stored.items()))
-    key = f"reasoning-gym:{task}?seed={seed}{extra}"
+    query = key_query(params)
+    key = f"reasoning-gym:{task}?seed={seed}" + (f"&{query}" if query else "")
     if closed:
         _check_closed(dataset, closed, label)
     pattern = NUMBER if not closed and all(_is_number(entry["answer"]) for entry in dataset) else None

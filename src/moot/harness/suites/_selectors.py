@@ -7,12 +7,14 @@ One grammar for both keeps the command line learnable: ``humaneval[:20]``,
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
+from moot._renamed import former_key
 from moot.errors import ConfigError
 
-__all__ = ["SpecParts", "parse_spec"]
+__all__ = ["FORMER_CHOICES", "SpecParts", "key_query", "parse_spec", "renamed_choices"]
 
 _SPEC = re.compile(r"^(?P<name>[^\[\]?]+)(?:\[(?P<slice>[^\]]*)\])?(?:\?(?P<query>.*))?$", re.DOTALL)
 _SLICE = re.compile(r"^\s*(-?\d*)\s*(?::\s*(-?\d*)\s*)?$")
@@ -76,3 +78,19 @@ def int_param(parts: SpecParts, key: str, default: int, *, what: str, minimum: i
 def reject_unknown(parts: SpecParts, *, what: str, valid: str) -> None:
     if parts.params:
         raise ConfigError(f"{what}: unknown parameter(s) {', '.join(sorted(parts.params))}; valid parameters: {valid}")
+
+
+FORMER_CHOICES = "options"
+"""What a suite's closed answer set was called before ``choices`` (a suite file's field, a spec's parameter). Suite keys
+still spell it so: results rows are stored under them."""
+
+
+def renamed_choices(params: Mapping[str, str], label: str) -> dict[str, str]:
+    """A suite spec's parameters with ``options=`` read as ``choices=`` (warning that it was renamed)."""
+    return former_key(params, FORMER_CHOICES, "choices", where=f"suite {label!r}")
+
+
+def key_query(params: Mapping[str, str]) -> str:
+    """Parameters as a suite's key spells them, sorted, ``choices`` under its former name (the key rows have)."""
+    stored = {(FORMER_CHOICES if key == "choices" else key): value for key, value in params.items()}
+    return "&".join(f"{key}={value}" for key, value in sorted(stored.items()))
